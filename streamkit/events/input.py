@@ -1,0 +1,179 @@
+"""The neutral input side: what an agent core receives, whatever protocol the request came in.
+
+Both protocol adapters turn their request body into a :class:`RunInput`; an :class:`Agent` turns a
+``RunInput`` into an async iterator of :data:`~streamkit.events.ChatEvent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Annotated, Any, Literal, Protocol, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import ChatEvent
+
+__all__ = [
+    "Agent",
+    "ApprovalState",
+    "ContextItem",
+    "FilePart",
+    "Message",
+    "Part",
+    "ReasoningPart",
+    "ResumeEntry",
+    "Role",
+    "RunInput",
+    "TextPart",
+    "Tool",
+    "ToolCallPart",
+    "ToolResultPart",
+    "last_user_text",
+]
+
+Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Model):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class FilePart(_Model):
+    """A file by URL (often a ``data:`` URL) with its media type."""
+
+    type: Literal["file"] = "file"
+    url: str
+    media_type: str
+    filename: str | None = None
+
+
+class ReasoningPart(_Model):
+    """Reasoning text the assistant produced earlier."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ApprovalState(_Model):
+    """The approval asked for a tool call, and the user's answer once given (``approved`` is None before)."""
+
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+
+
+class ToolCallPart(_Model):
+    """A tool call the assistant made: ``input`` is the parsed input (raw text when it did not parse)."""
+
+    type: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    input: Any = None
+    approval: ApprovalState | None = None
+    dynamic: bool = False
+
+
+class ToolResultPart(_Model):
+    """The outcome of the tool call ``id``: ``output``, or ``error`` text, or ``denied``."""
+
+    type: Literal["tool-result"] = "tool-result"
+    id: str
+    name: str | None = None
+    output: Any = None
+    error: str | None = None
+    denied: bool = False
+
+
+Part: TypeAlias = Annotated[
+    TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart, Field(discriminator="type")
+]
+
+
+class Message(_Model):
+    """One message of the conversation, in protocol-neutral form."""
+
+    id: str
+    role: Role
+    parts: list[Part] = Field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """The concatenated text of the message's text parts."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+
+class Tool(_Model):
+    """A tool the client can execute (a frontend tool); the agent may call it and leave it pending."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+
+
+class ContextItem(_Model):
+    """An ambient piece of context from the client."""
+
+    description: str
+    value: str
+
+
+class ResumeEntry(_Model):
+    """The client's answer to an interrupt that ended the previous run."""
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+
+
+class RunInput(_Model):
+    """Everything an agent core needs for one run.
+
+    ``message_id`` is set when the run continues an existing assistant message (its id is then kept).
+    ``principal`` is what the route's ``authorize`` hook returned. ``extra`` holds protocol-specific keys
+    the request carried that have no neutral meaning (app keys of a ``useChat`` body, for instance).
+    """
+
+    thread_id: str
+    run_id: str
+    messages: list[Message] = Field(default_factory=list)
+    state: Any = None
+    tools: list[Tool] = Field(default_factory=list)
+    context: list[ContextItem] = Field(default_factory=list)
+    forwarded_props: Any = None
+    resume: list[ResumeEntry] = Field(default_factory=list)
+    message_id: str | None = None
+    parent_run_id: str | None = None
+    principal: Any = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Agent(Protocol):
+    """An agent core: called with a :class:`RunInput`, returns an async iterator of ``ChatEvent``.
+
+    An ``async def`` generator function is the usual form::
+
+        async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+            yield TextStart(id="t1")
+            ...
+    """
+
+    def __call__(self, run: RunInput, /) -> AsyncIterable[ChatEvent]: ...
+
+
+AgentFunction: TypeAlias = Callable[[RunInput], AsyncIterator[ChatEvent]]
+
+
+def last_user_text(run: RunInput) -> str:
+    """The text of the last user message of ``run`` (empty when there is none)."""
+    for message in reversed(run.messages):
+        if message.role == "user":
+            return message.text
+    return ""

@@ -1,0 +1,339 @@
+"""The one SSE writer both protocols share: JSON and frame encoding, the frame loop, the response.
+
+* :func:`dumps` serializes a JSON value exactly as JavaScript's ``JSON.stringify`` would (compact, UTF-8,
+  no ``NaN``), using orjson; :func:`js_value` first rewrites the floats whose text orjson and JavaScript
+  write differently (``100.0`` → ``100``, ``1e-6`` → ``0.000001``, ``1e16`` → ``10000000000000000``).
+* :func:`frame` is one SSE event: ``data: <json>\\n\\n`` (LF only: the AG-UI client splits on ``\\n\\n``).
+* :func:`encode_frames` runs a protocol mapper over a ``ChatEvent`` stream, turning an agent exception or an
+  unserializable value into the protocol's error frames, and always closing the agent's iterator.
+* :class:`EventStreamResponse` puts frames on the wire with sse-starlette: one send per frame, ``: ping``
+  comment heartbeats after an idle interval, a send timeout for clients that stop reading, and the agent's
+  generator closed (its ``finally`` run) when the client goes away.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Any, Protocol
+
+import anyio
+import orjson
+from pydantic import BaseModel
+from sse_starlette.event import ServerSentEvent
+from sse_starlette.sse import EventSourceResponse
+from starlette.types import Send
+
+from .events import ChatEvent
+
+__all__ = [
+    "DEFAULT_ERROR_TEXT",
+    "PING",
+    "SSE_HEADERS",
+    "EventStreamResponse",
+    "Mapper",
+    "dumps",
+    "encode_frames",
+    "frame",
+    "js_value",
+]
+
+logger = logging.getLogger("streamkit")
+
+PING = b": ping\n\n"
+"""The heartbeat: an SSE comment, ignored by every client."""
+
+SSE_HEADERS: Mapping[str, str] = {
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+"""Headers every stream carries (proxies must neither cache nor buffer it)."""
+
+DEFAULT_ERROR_TEXT = "An error occurred."
+"""What the client sees of an agent exception unless the app asks for details."""
+
+_OPTS = orjson.OPT_NON_STR_KEYS
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise TypeError(f"value of type {type(value).__name__} is not JSON serializable")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as ``JSON.stringify`` writes it (run payloads through :func:`js_value` first)."""
+    return orjson.dumps(value, default=_default, option=_OPTS)
+
+
+def frame(value: Any) -> bytes:
+    """One SSE frame carrying ``value`` as JSON: ``data: <json>\\n\\n``."""
+    return b"data: " + orjson.dumps(value, default=_default, option=_OPTS) + b"\n\n"
+
+
+def _js_float_text(value: float) -> str:
+    """The text JavaScript's ``Number.prototype.toString`` gives for a finite float."""
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    ds = list(digits)
+    while len(ds) > 1 and ds[-1] == 0:
+        ds.pop()
+        exponent += 1
+    k = len(ds)
+    n = exponent + k
+    s = "".join(map(str, ds))
+    if k <= n <= 21:
+        text = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * (-n) + s
+    else:
+        e = n - 1
+        mantissa = s[0] + ("." + s[1:] if k > 1 else "")
+        text = f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return ("-" if sign else "") + text
+
+
+def _js_float(value: float) -> Any:
+    if not math.isfinite(value):
+        return None
+    if value == 0:
+        return 0
+    mag = abs(value)
+    if value.is_integer() and mag < 9007199254740992.0:
+        return int(value)
+    if mag >= 1e16 or mag < 1e-5:
+        text = _js_float_text(value)
+        if orjson.dumps(value).decode() != text:
+            return orjson.Fragment(text)
+    return value
+
+
+def js_value(value: Any) -> Any:
+    """``value`` with its floats rewritten so that :func:`dumps` matches ``JSON.stringify`` byte for byte.
+
+    Strings, ints, bools and ``None`` pass through untouched; containers are copied only when they hold a
+    float that needs rewriting. Non-finite floats become ``null``, as in JavaScript.
+    """
+    if type(value) is float:
+        return _js_float(value)
+    if type(value) is dict:
+        out = None
+        for k, v in value.items():
+            nv = js_value(v)
+            if nv is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = nv
+        return value if out is None else out
+    if type(value) in (list, tuple):
+        items = [js_value(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)) and type(value) is list:
+            return value
+        return items
+    if isinstance(value, BaseModel):
+        return js_value(value.model_dump(mode="json", by_alias=True, exclude_none=True))
+    return value
+
+
+class Mapper(Protocol):
+    """A protocol mapping: a pure, per-run state machine from ``ChatEvent`` to frame dicts."""
+
+    def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+        """Frames for one event (the sequence checker runs inside)."""
+        ...
+
+    def close(self) -> list[dict[str, Any]]:
+        """Frames that end the run when the core's stream ended."""
+        ...
+
+    def fail(self, message: str, code: str | None = None) -> list[dict[str, Any]]:
+        """Frames that end the run with an error (open blocks closed as the protocol requires)."""
+        ...
+
+
+ErrorHook = Callable[[BaseException], object]
+
+
+def error_text(exc: BaseException, expose_errors: bool) -> str:
+    """What the client is told of ``exc``: its text when ``expose_errors``, else a generic message."""
+    if expose_errors:
+        return str(exc) or type(exc).__name__
+    return DEFAULT_ERROR_TEXT
+
+
+def _encode(frames: list[dict[str, Any]]) -> bytes:
+    if len(frames) == 1:
+        return b"data: " + orjson.dumps(frames[0], default=_default, option=_OPTS) + b"\n\n"
+    return b"".join([b"data: " + orjson.dumps(f, default=_default, option=_OPTS) + b"\n\n" for f in frames])
+
+
+async def _aclose(iterator: object) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def encode_frames(
+    events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
+    mapper: Mapper,
+    *,
+    trailer: bytes = b"",
+    expose_errors: bool = False,
+    on_error: ErrorHook | None = None,
+    coalesce: int = 16384,
+) -> AsyncIterator[bytes]:
+    """Map ``events`` with ``mapper`` and yield SSE bytes, one chunk per event (or per batch).
+
+    An exception raised by the agent, or a value that cannot be serialized, ends the stream with the
+    mapper's error frames (a generic text unless ``expose_errors``; ``on_error`` sees the real exception).
+    A synchronous iterable is drained in batches of up to ``coalesce`` bytes, since all of it is ready.
+    ``trailer`` is written after the last frame. The events' iterator is always closed.
+    """
+    if isinstance(events, AsyncIterable):
+        iterator: Any = aiter(events)
+        feed = mapper.feed
+        try:
+            try:
+                async for event in iterator:
+                    frames = feed(event)
+                    if frames:
+                        yield _encode(frames)
+                tail = mapper.close()
+            except Exception as exc:
+                tail = _failure(mapper, exc, expose_errors, on_error)
+            yield _encode_tail(mapper, tail, expose_errors, on_error) + trailer
+        finally:
+            await _aclose(iterator)
+        return
+
+    feed = mapper.feed
+    buffer: list[bytes] = []
+    size = 0
+    try:
+        for event in events:
+            frames = feed(event)
+            if frames:
+                chunk = _encode(frames)
+                buffer.append(chunk)
+                size += len(chunk)
+                if size >= coalesce:
+                    yield b"".join(buffer)
+                    buffer.clear()
+                    size = 0
+        tail = mapper.close()
+    except Exception as exc:
+        tail = _failure(mapper, exc, expose_errors, on_error)
+    buffer.append(_encode_tail(mapper, tail, expose_errors, on_error))
+    buffer.append(trailer)
+    yield b"".join(buffer)
+
+
+def _failure(
+    mapper: Mapper, exc: Exception, expose_errors: bool, on_error: ErrorHook | None
+) -> list[dict[str, Any]]:
+    if on_error is not None:
+        try:
+            on_error(exc)
+        except Exception:  # a failing hook must not tear the stream
+            logger.exception("on_error hook failed")
+    else:
+        logger.error("agent stream failed", exc_info=exc)
+    return mapper.fail(error_text(exc, expose_errors))
+
+
+def _encode_tail(
+    mapper: Mapper, tail: list[dict[str, Any]], expose_errors: bool, on_error: ErrorHook | None
+) -> bytes:
+    try:
+        return _encode(tail) if tail else b""
+    except Exception as exc:
+        return _encode(_failure(mapper, exc, expose_errors, on_error))
+
+
+class EventStreamResponse(EventSourceResponse):
+    """A ``text/event-stream`` response of pre-encoded SSE bytes.
+
+    ``heartbeat`` is the idle time (seconds) after which a ``: ping`` comment is sent (0 disables it);
+    ``send_timeout`` drops a client that does not take a frame within that time. When the client
+    disconnects, the stream is cancelled and the frames' iterator (and with it the agent's generator) is
+    closed.
+    """
+
+    def __init__(
+        self,
+        content: AsyncIterable[bytes],
+        *,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+        heartbeat: float = 15.0,
+        send_timeout: float | None = 30.0,
+        on_disconnect: Callable[[], Awaitable[None]] | None = None,
+        shutdown_event: anyio.Event | None = None,
+        shutdown_grace_period: float = 0,
+    ) -> None:
+        merged = dict(SSE_HEADERS)
+        if headers:
+            merged.update(headers)
+
+        async def _closed(message: Any) -> None:
+            if on_disconnect is not None:
+                await on_disconnect()
+
+        super().__init__(
+            _Tracked(content, self),
+            status_code=status_code,
+            headers=merged,
+            ping=heartbeat,
+            sep="\n",
+            ping_message_factory=lambda: ServerSentEvent(comment="ping", sep="\n"),
+            send_timeout=send_timeout,
+            client_close_handler_callable=_closed,
+            shutdown_event=shutdown_event,
+            shutdown_grace_period=shutdown_grace_period,
+        )
+        # sse-starlette forces "no-store"; the protocols' reference servers send "no-cache".
+        self.headers["cache-control"] = merged["cache-control"]
+        self.last_send = time.monotonic()
+
+    async def _ping(self, send: Send) -> None:
+        # Like sse-starlette's ping, but only after ``heartbeat`` seconds without any frame.
+        interval = self.ping_interval
+        while self.active:
+            idle = time.monotonic() - self.last_send
+            if idle < interval:
+                await anyio.sleep(interval - idle)
+                continue
+            async with self._send_lock:
+                if self.active:
+                    await self._send_with_timeout(
+                        send, {"type": "http.response.body", "body": PING, "more_body": True}
+                    )
+                    self.last_send = time.monotonic()
+
+
+class _Tracked:
+    """Wraps the frames' iterator to note when the last frame left (for idle heartbeats)."""
+
+    __slots__ = ("_it", "_response")
+
+    def __init__(self, content: AsyncIterable[bytes], response: EventStreamResponse) -> None:
+        self._it = aiter(content)
+        self._response = response
+
+    def __aiter__(self) -> _Tracked:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self._it.__anext__()
+        self._response.last_send = time.monotonic()
+        return chunk
+
+    async def aclose(self) -> None:
+        await _aclose(self._it)
