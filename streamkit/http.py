@@ -1,0 +1,187 @@
+"""The HTTP edge both protocols share: reading a bounded JSON body, JSON errors, the ``authorize`` hook.
+
+Every rejection is a JSON body ``{"error": {"status": 413, "message": "...", "field": "..."}}`` with a
+4xx status; ``field`` names the offending field (a dotted path such as ``messages.0.parts.1.type``) or the
+limit that was exceeded (such as ``limits.max_body_bytes``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+
+__all__ = [
+    "Authorize",
+    "Forbidden",
+    "HTTPError",
+    "Limits",
+    "Unauthorized",
+    "authorize_request",
+    "error_response",
+    "read_json",
+    "validation_error",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what a request may carry and what a frame may weigh (bytes unless said otherwise)."""
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_messages: int = 1000
+    max_message_bytes: int = 2 * 1024 * 1024
+    max_json_depth: int = 64
+    max_frame_bytes: int = 8 * 1024 * 1024
+
+
+class HTTPError(Exception):
+    """A request rejected with a 4xx status and a JSON body naming the field or limit."""
+
+    status = 400
+
+    def __init__(self, message: str, *, field: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        if status is not None:
+            self.status = status
+
+    def response(self) -> JSONResponse:
+        """The JSON error response for this rejection."""
+        return error_response(self.status, self.message, self.field)
+
+
+class Unauthorized(HTTPError):
+    """No or bad credentials (401)."""
+
+    status = 401
+
+
+class Forbidden(HTTPError):
+    """Credentials fine, access denied (403)."""
+
+    status = 403
+
+
+def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
+    """``{"error": {"status", "message", "field"?}}`` with that status."""
+    body: dict[str, Any] = {"status": status, "message": message}
+    if field is not None:
+        body["field"] = field
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def _depth_ok(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
+
+
+async def read_json(request: Request, limits: Limits) -> Any:
+    """Read the request body as JSON within ``limits``; raise :class:`HTTPError` otherwise.
+
+    415 for a content type other than JSON, 413 above ``max_body_bytes`` (checked on the declared length
+    and while reading), 400 for invalid UTF-8 or JSON, and for nesting deeper than ``max_json_depth``.
+    """
+    ctype = request.headers.get("content-type", "")
+    media = ctype.split(";", 1)[0].strip().lower()
+    if media and media != "application/json" and not media.endswith("+json"):
+        raise HTTPError(f"expected a JSON body, got content type {media!r}", field="content-type", status=415)
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            raise HTTPError("invalid content-length", field="content-length") from None
+        if size > limits.max_body_bytes:
+            raise _too_large(limits)
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limits.max_body_bytes:
+                raise _too_large(limits)
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise HTTPError("the client went away while sending the body", field="body") from None
+    raw = b"".join(chunks)
+    if not raw.strip():
+        raise HTTPError("the request body is empty; expected a JSON object", field="body")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPError(f"the body is not valid UTF-8 (byte {exc.start})", field="body") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise _too_deep(limits) from None
+    except ValueError as exc:
+        raise HTTPError(f"the body is not valid JSON: {exc}", field="body") from None
+    if not _depth_ok(value, limits.max_json_depth):
+        raise _too_deep(limits)
+    return value
+
+
+def _too_large(limits: Limits) -> HTTPError:
+    return HTTPError(
+        f"the body exceeds {limits.max_body_bytes} bytes", field="limits.max_body_bytes", status=413
+    )
+
+
+def _too_deep(limits: Limits) -> HTTPError:
+    return HTTPError(
+        f"the body nests deeper than {limits.max_json_depth} levels", field="limits.max_json_depth", status=400
+    )
+
+
+def validation_error(exc: ValidationError, *, status: int = 422) -> HTTPError:
+    """An :class:`HTTPError` naming the first invalid field of a pydantic ``ValidationError``."""
+    errors = exc.errors(include_url=False, include_input=False)
+    if not errors:
+        return HTTPError("invalid request body", status=status)
+    first = errors[0]
+    field = ".".join(str(p) for p in first["loc"]) or "body"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return HTTPError(f"{field}: {first['msg']}{more}", field=field, status=status)
+
+
+Authorize = Callable[[Request], Any]
+"""Called with the request before the run starts; returns the principal (which reaches the agent as
+``RunInput.principal``) or raises :class:`Unauthorized` / :class:`Forbidden` (or Starlette's
+``HTTPException``). May be a coroutine function."""
+
+
+async def authorize_request(hook: Authorize | None, request: Request) -> Any:
+    """Run the ``authorize`` hook; map its refusals to JSON 401/403 errors."""
+    if hook is None:
+        return None
+    try:
+        result = hook(request)
+        if inspect.isawaitable(result):
+            result = await result
+    except HTTPError:
+        raise
+    except HTTPException as exc:
+        raise HTTPError(str(exc.detail), field="authorization", status=exc.status_code) from None
+    except PermissionError as exc:
+        raise Forbidden(str(exc) or "forbidden", field="authorization") from None
+    return result
+
+
+AsyncHook = Callable[[BaseException], Awaitable[None] | None]
