@@ -108,29 +108,47 @@ def _js_float(value: float) -> Any:
     mag = abs(value)
     if value.is_integer() and mag < 9007199254740992.0:
         return int(value)
-    if mag >= 1e16 or mag < 1e-5:
+    if mag >= 9007199254740992.0 or mag < 1e-5:
         text = _js_float_text(value)
         if orjson.dumps(value).decode() != text:
             return orjson.Fragment(text)
     return value
 
 
+def _is_array_index(key: str) -> bool:
+    return (key == "0" or key[0] != "0") and int(key) < 4294967295
+
+
+def _js_key_order(obj: dict[Any, Any]) -> dict[str, Any]:
+    """Keys in JavaScript's property order: array-index keys ascending, then the rest as inserted."""
+    items = [(k if type(k) is str else dumps(k).decode().strip('"'), v) for k, v in obj.items()]
+    index = sorted(((int(k), k, v) for k, v in items if k.isascii() and k.isdigit() and _is_array_index(k)))
+    rest = [(k, v) for k, v in items if not (k.isascii() and k.isdigit() and _is_array_index(k))]
+    return {k: v for _, k, v in index} | dict(rest)
+
+
 def js_value(value: Any) -> Any:
     """``value`` with its floats rewritten so that :func:`dumps` matches ``JSON.stringify`` byte for byte.
 
     Strings, ints, bools and ``None`` pass through untouched; containers are copied only when they hold a
-    float that needs rewriting. Non-finite floats become ``null``, as in JavaScript.
+    float that needs rewriting or, for objects, integer-like keys (which JavaScript lists first, in
+    ascending order). Non-finite floats become ``null``, as in JavaScript.
     """
     if type(value) is float:
         return _js_float(value)
     if type(value) is dict:
         out = None
+        indexed = False
         for k, v in value.items():
+            if type(k) is not str or (k.isascii() and k.isdigit() and _is_array_index(k)):
+                indexed = True
             nv = js_value(v)
             if nv is not v:
                 if out is None:
                     out = dict(value)
                 out[k] = nv
+        if indexed:
+            return _js_key_order(value if out is None else out)
         return value if out is None else out
     if type(value) in (list, tuple):
         items = [js_value(v) for v in value]

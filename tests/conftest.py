@@ -73,3 +73,58 @@ def js() -> Iterator[JsOracle]:
     oracle = JsOracle()
     yield oracle
     oracle.close()
+
+
+class LiveServer:
+    """An ASGI app served by uvicorn on a free loopback port, in a background thread."""
+
+    def __init__(self, app: Any, **config: Any) -> None:
+        import socket
+
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        sock.close()
+        self.url = f"http://127.0.0.1:{self.port}"
+        options: dict[str, Any] = {"log_level": "warning", "lifespan": "off"}
+        options.update(config)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, **options))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def live_server() -> Iterator[Any]:
+    """``live_server(app)`` serves ``app`` on loopback with uvicorn for the test; returns a LiveServer."""
+    servers: list[LiveServer] = []
+
+    def start(app: Any, **config: Any) -> LiveServer:
+        server = LiveServer(app, **config).__enter__()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Async tests run on asyncio (anyio auto mode, see pyproject.toml)."""
+    return "asyncio"

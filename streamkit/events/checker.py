@@ -156,13 +156,12 @@ class SequenceChecker:
         """Check one event; return what to pass on in its place."""
         if self._done:
             return self._reject(event, "event after the run ended")
-        if not self._started:
-            if event.type != "run-started":
-                if self.strict:
-                    raise ProtocolError(event, "the run has not started (RunStarted must come first)")
-                self._started = True
-                logger.warning("synthesized RunStarted before %s", type(event).__name__)
-                return [RunStarted(), *self.feed(event)]
+        if not self._started and event.type != "run-started":
+            if self.strict:
+                raise ProtocolError(event, "the run has not started (RunStarted must come first)")
+            self._started = True
+            logger.warning("synthesized RunStarted before %s", type(event).__name__)
+            return [RunStarted(), *self.feed(event)]
         handler = self._handlers.get(event.type)
         if handler is None:
             return [event]

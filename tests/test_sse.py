@@ -1,0 +1,243 @@
+"""The shared SSE writer: JSON bytes as JSON.stringify writes them, frames, headers, heartbeats, errors,
+and the agent's generator closed when the client goes away."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+from conftest import JsOracle, LiveServer
+from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
+from streamkit.sse import DEFAULT_ERROR_TEXT, EventStreamResponse, dumps, encode_frames, frame, js_value
+
+
+class EchoMapper:
+    """A minimal mapper: one frame per checked event, an error frame on failure."""
+
+    def __init__(self) -> None:
+        self.checker = SequenceChecker()
+
+    def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+        return [self._frame(e) for e in self.checker.feed(event)]
+
+    def close(self) -> list[dict[str, Any]]:
+        return [self._frame(e) for e in self.checker.close()]
+
+    def fail(self, message: str, code: str | None = None) -> list[dict[str, Any]]:
+        return [{"type": "error", "errorText": message}]
+
+    @staticmethod
+    def _frame(event: ChatEvent) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": event.type}
+        if isinstance(event, TextDelta):
+            out["delta"] = event.delta
+        return out
+
+
+# --- JSON ------------------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=12,
+)
+
+SPECIAL_FLOATS = [
+    100.0, -0.0, 0.1, 1e-6, 1.5e-6, 1e-7, 1.2345e-5, 9.999e-6, 1e16, 1e20, 1e21, 1.5e21, 2.0**53, 2.0**60,
+    123456789012.5, 5e-324, 1.7976931348623157e308, -1e-6, 3.0e15, 0.000001234,
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(JSON_VALUES, min_size=1, max_size=20))
+def test_dumps_matches_json_stringify_byte_for_byte(js: JsOracle, values: list[Any]) -> None:
+    texts = [dumps(js_value(v)).decode() for v in values]
+    assert js.result("json", {"texts": texts}) == texts
+
+
+def test_floats_are_written_as_javascript_writes_them(js: JsOracle) -> None:
+    texts = [dumps(js_value(f)).decode() for f in SPECIAL_FLOATS]
+    assert js.result("json", {"texts": texts}) == texts
+    assert dumps(js_value({"t": 21.0, "l": [0.5, -0.0]})) == b'{"t":21,"l":[0.5,0]}'
+
+
+def test_non_finite_floats_become_null_and_text_stays_utf8() -> None:
+    assert dumps(js_value([math.nan, math.inf, -math.inf])) == b"[null,null,null]"
+    assert dumps("é\u2028/\x1b") == '"é\u2028/\\u001b"'.encode()
+    assert js_value(v := {"a": [1, "x", {"b": None}]}) is v  # untouched values are not copied
+
+
+def test_frame_format() -> None:
+    assert frame({"type": "x", "v": "ü"}) == 'data: {"type":"x","v":"ü"}\n\n'.encode()
+
+
+# --- the frame loop --------------------------------------------------------------------------------
+
+
+async def collect(events: Any, **options: Any) -> bytes:
+    return b"".join([chunk async for chunk in encode_frames(events, EchoMapper(), **options)])
+
+
+def frames_of(body: bytes) -> list[Any]:
+    return [json.loads(part[6:]) for part in body.decode().split("\n\n") if part.startswith("data: {")]
+
+
+async def test_sync_and_async_inputs_encode_the_same() -> None:
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="t"), TextDelta(id="t", delta="hi"), TextEnd(id="t")]
+
+    async def agen() -> AsyncIterator[ChatEvent]:
+        for e in events:
+            yield e
+
+    sync_body = await collect(events, trailer=b"data: [DONE]\n\n")
+    async_body = await collect(agen(), trailer=b"data: [DONE]\n\n")
+    assert sync_body == async_body
+    assert sync_body.endswith(b'data: {"type":"run-finished"}\n\ndata: [DONE]\n\n')
+    assert "\r" not in sync_body.decode()
+
+
+async def test_agent_exception_is_masked_unless_exposed() -> None:
+    seen: list[BaseException] = []
+
+    async def failing() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        raise RuntimeError("secret database password")
+
+    masked = frames_of(await collect(failing(), on_error=seen.append))
+    assert masked[-1] == {"type": "error", "errorText": DEFAULT_ERROR_TEXT}
+    assert isinstance(seen[0], RuntimeError)
+    exposed = frames_of(await collect(failing(), expose_errors=True))
+    assert exposed[-1] == {"type": "error", "errorText": "secret database password"}
+
+
+async def test_unserializable_value_ends_the_stream_with_an_error_frame() -> None:
+    class Weird:
+        pass
+
+    class BadMapper(EchoMapper):
+        def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+            return [{"type": "x", "v": Weird()}] if isinstance(event, TextStart) else super().feed(event)
+
+    events = [RunStarted(), TextStart(id="t"), RunFinished()]
+    body = b"".join([c async for c in encode_frames(events, BadMapper())])
+    assert frames_of(body)[-1] == {"type": "error", "errorText": DEFAULT_ERROR_TEXT}
+
+
+async def test_agent_iterator_is_closed_when_the_consumer_stops() -> None:
+    closed = anyio.Event()
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            while True:
+                yield TextDelta(id="t", delta="x")
+        finally:
+            closed.set()
+
+    stream = encode_frames(agent(), EchoMapper())
+    await stream.__anext__()
+    await stream.aclose()
+    assert closed.is_set()
+
+
+# --- over a real server ----------------------------------------------------------------------------
+
+
+def make_app(agent: Any, **options: Any) -> Starlette:
+    async def endpoint(request: Request) -> EventStreamResponse:
+        return EventStreamResponse(encode_frames(agent(), EchoMapper()), **options)
+
+    return Starlette(routes=[Route("/stream", endpoint)])
+
+
+def test_headers_and_lf_frames_over_http(live_server: Any) -> None:
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield TextStart(id="t")
+        yield TextDelta(id="t", delta="héllo")
+
+    server: LiveServer = live_server(make_app(agent, headers={"x-extra": "1"}))
+    response = httpx.get(server.url + "/stream")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["x-accel-buffering"] == "no"
+    assert response.headers["x-extra"] == "1"
+    assert response.content == (
+        b'data: {"type":"run-started"}\n\ndata: {"type":"text-start"}\n\n'
+        + 'data: {"type":"text-delta","delta":"héllo"}\n\n'.encode()
+        + b'data: {"type":"text-end"}\n\ndata: {"type":"run-finished"}\n\n'
+    )
+
+
+def test_heartbeat_after_idle_only(live_server: Any) -> None:
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        for _ in range(6):  # busy: frames every 0.1 s, no heartbeat needed
+            await anyio.sleep(0.1)
+            yield TextDelta(id="t", delta="x")
+        await anyio.sleep(1.0)  # silent: heartbeats at ~0.4 s idle
+        yield RunFinished()
+
+    server: LiveServer = live_server(make_app(agent, heartbeat=0.4))
+    chunks: list[tuple[float, bytes]] = []
+    start = time.monotonic()
+    with httpx.stream("GET", server.url + "/stream") as response:
+        for chunk in response.iter_raw():
+            chunks.append((time.monotonic() - start, chunk))
+    body = b"".join(c for _, c in chunks)
+    pings = body.count(b": ping\n\n")
+    assert 1 <= pings <= 3
+    first_ping = min(t for t, c in chunks if b": ping" in c)
+    assert first_ping > 0.9  # not during the busy part (which ends at ~0.6 s)
+    assert body.endswith(b'data: {"type":"run-finished"}\n\n')
+
+
+def test_disconnect_closes_a_silent_agent_within_one_heartbeat(live_server: Any) -> None:
+    heartbeat = 1.0
+    closed = threading.Event()
+    closed_at: list[float] = []
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            yield TextStart(id="t")
+            await anyio.sleep(3600)  # a long silent tool call
+            yield TextDelta(id="t", delta="never")
+        finally:
+            closed_at.append(time.monotonic())
+            closed.set()
+
+    server: LiveServer = live_server(make_app(agent, heartbeat=heartbeat))
+    with httpx.stream("GET", server.url + "/stream") as response:
+        next(response.iter_raw())
+        dropped = time.monotonic()
+    assert closed.wait(heartbeat * 3)
+    assert closed_at[0] - dropped < heartbeat
+
+
+@pytest.mark.parametrize("heartbeat", [0])
+def test_heartbeat_can_be_disabled(live_server: Any, heartbeat: float) -> None:
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        await anyio.sleep(0.3)
+        yield RunFinished()
+
+    server: LiveServer = live_server(make_app(agent, heartbeat=heartbeat))
+    assert b"ping" not in httpx.get(server.url + "/stream").content
