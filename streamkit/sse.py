@@ -25,20 +25,26 @@ import orjson
 from pydantic import BaseModel
 from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
-from starlette.types import Send
+from starlette.types import Receive, Scope, Send
 
 from .events import ChatEvent
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
     "PING",
+    "SHUTDOWN_TEXT",
     "SSE_HEADERS",
     "EventStreamResponse",
+    "FrameTooLarge",
     "Mapper",
+    "detach",
+    "detached_runs",
     "dumps",
     "encode_frames",
+    "error_text",
     "frame",
     "js_value",
+    "stream_response",
 ]
 
 logger = logging.getLogger("streamkit")
@@ -206,13 +212,15 @@ async def encode_frames(
     expose_errors: bool = False,
     on_error: ErrorHook | None = None,
     coalesce: int = 16384,
+    max_frame_bytes: int = 8 * 1024 * 1024,
 ) -> AsyncIterator[bytes]:
     """Map ``events`` with ``mapper`` and yield SSE bytes, one chunk per event (or per batch).
 
-    An exception raised by the agent, or a value that cannot be serialized, ends the stream with the
-    mapper's error frames (a generic text unless ``expose_errors``; ``on_error`` sees the real exception).
-    A synchronous iterable is drained in batches of up to ``coalesce`` bytes, since all of it is ready.
-    ``trailer`` is written after the last frame. The events' iterator is always closed.
+    An exception raised by the agent, a value that cannot be serialized, or an event whose frames weigh more
+    than ``max_frame_bytes`` ends the stream with the mapper's error frames (a generic text unless
+    ``expose_errors``; ``on_error`` sees the real exception). A synchronous iterable is drained in batches of
+    up to ``coalesce`` bytes, since all of it is ready. ``trailer`` is written after the last frame. The
+    events' iterator is always closed.
     """
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)
@@ -222,7 +230,10 @@ async def encode_frames(
                 async for event in iterator:
                     frames = feed(event)
                     if frames:
-                        yield _encode(frames)
+                        chunk = _encode(frames)
+                        if len(chunk) > max_frame_bytes:
+                            raise FrameTooLarge(len(chunk), max_frame_bytes)
+                        yield chunk
                 tail = mapper.close()
             except Exception as exc:
                 tail = _failure(mapper, exc, expose_errors, on_error)
@@ -239,6 +250,8 @@ async def encode_frames(
             frames = feed(event)
             if frames:
                 chunk = _encode(frames)
+                if len(chunk) > max_frame_bytes:
+                    raise FrameTooLarge(len(chunk), max_frame_bytes)
                 buffer.append(chunk)
                 size += len(chunk)
                 if size >= coalesce:
@@ -251,6 +264,15 @@ async def encode_frames(
     buffer.append(_encode_tail(mapper, tail, expose_errors, on_error))
     buffer.append(trailer)
     yield b"".join(buffer)
+
+
+class FrameTooLarge(ValueError):
+    """An event's frames exceed the outgoing frame size limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"an outgoing frame of {size} bytes exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
 
 
 def _failure(
@@ -293,6 +315,7 @@ class EventStreamResponse(EventSourceResponse):
         heartbeat: float = 15.0,
         send_timeout: float | None = 30.0,
         on_disconnect: Callable[[], Awaitable[None]] | None = None,
+        on_shutdown: Callable[[], bytes] | None = None,
         shutdown_event: anyio.Event | None = None,
         shutdown_grace_period: float = 0,
     ) -> None:
@@ -319,6 +342,35 @@ class EventStreamResponse(EventSourceResponse):
         # sse-starlette forces "no-store"; the protocols' reference servers send "no-cache".
         self.headers["cache-control"] = merged["cache-control"]
         self.last_send = time.monotonic()
+        self._on_shutdown = on_shutdown
+        self._shutting_down = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
+            # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
+            with anyio.CancelScope(shield=True):
+                await _aclose(self.body_iterator)
+        if self._shutting_down and self.active and self._on_shutdown is not None:
+            # The server is shutting down and cancelled the stream mid-run: end it with the protocol's
+            # terminal frames instead of a torn body.
+            self.active = False
+            with anyio.move_on_after(self.send_timeout or 5):
+                await send({"type": "http.response.body", "body": self._on_shutdown(), "more_body": True})
+            with anyio.move_on_after(self.send_timeout or 5):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _listen_for_exit_signal_with_grace(self) -> None:
+        await self._listen_for_exit_signal()
+        self._shutting_down = True
+        if self._shutdown_event:
+            self._shutdown_event.set()
+        if self._shutdown_grace_period > 0:
+            with anyio.move_on_after(self._shutdown_grace_period):
+                while self.active:
+                    await anyio.sleep(0.1)
 
     async def _ping(self, send: Send) -> None:
         # Like sse-starlette's ping, but only after ``heartbeat`` seconds without any frame.
@@ -355,3 +407,130 @@ class _Tracked:
 
     async def aclose(self) -> None:
         await _aclose(self._it)
+
+
+# --- detached runs ---------------------------------------------------------------------------------
+
+_detached: set[Any] = set()
+
+
+def detached_runs() -> int:
+    """How many detached runs are still producing frames in this process."""
+    return len(_detached)
+
+
+class _Detached:
+    """Runs a frame stream in its own task so that it outlives the request that started it.
+
+    The request reads frames through this object; while it reads, the producer waits whenever more than
+    ``max_buffer_bytes`` are unread (backpressure). Once the reader is gone, the run goes on to completion and
+    only the newest ``max_buffer_bytes`` of unread frames are kept, so memory stays bounded.
+    """
+
+    def __init__(self, frames: AsyncIterable[bytes], max_buffer_bytes: int) -> None:
+        import asyncio
+        from collections import deque
+
+        self._frames = frames
+        self._max = max_buffer_bytes
+        self._buffer: deque[bytes] = deque()
+        self._size = 0
+        self._done = False
+        self._reader = True
+        self._readable = asyncio.Event()
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.task = asyncio.get_running_loop().create_task(self._produce())
+        _detached.add(self.task)
+        self.task.add_done_callback(_detached.discard)
+
+    async def _produce(self) -> None:
+        try:
+            async for chunk in self._frames:
+                if self._reader:
+                    while self._size > self._max and self._reader:
+                        self._writable.clear()
+                        await self._writable.wait()
+                self._buffer.append(chunk)
+                self._size += len(chunk)
+                if not self._reader:
+                    while self._size > self._max and len(self._buffer) > 1:
+                        self._size -= len(self._buffer.popleft())
+                self._readable.set()
+        except Exception:  # encode_frames already turns failures into frames; this is a last resort
+            logger.exception("detached run failed")
+        finally:
+            self._done = True
+            self._readable.set()
+
+    def __aiter__(self) -> _Detached:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._buffer:
+            if self._done:
+                raise StopAsyncIteration
+            self._readable.clear()
+            await self._readable.wait()
+        if len(self._buffer) == 1:
+            chunk = self._buffer.popleft()
+        else:
+            chunk = b"".join(self._buffer)  # the reader fell behind: coalesce what is waiting
+            self._buffer.clear()
+        self._size = 0
+        self._writable.set()
+        return chunk
+
+    async def aclose(self) -> None:
+        """The reader went away: let the run go on without it."""
+        self._reader = False
+        self._writable.set()
+
+
+def detach(frames: AsyncIterable[bytes], *, max_buffer_bytes: int = 1024 * 1024) -> AsyncIterator[bytes]:
+    """Run ``frames`` in a task of its own that continues when the client disconnects (see ``_Detached``)."""
+    return _Detached(frames, max_buffer_bytes)
+
+
+SHUTDOWN_TEXT = "The server is shutting down; please retry."
+"""What a client is told when the server stops while its stream is open."""
+
+
+def stream_response(
+    events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
+    mapper: Mapper,
+    *,
+    trailer: bytes = b"",
+    headers: Mapping[str, str] | None = None,
+    heartbeat: float = 15.0,
+    send_timeout: float | None = 30.0,
+    expose_errors: bool = False,
+    on_error: ErrorHook | None = None,
+    max_frame_bytes: int = 8 * 1024 * 1024,
+    detach_run: bool = False,
+    max_buffer_bytes: int = 1024 * 1024,
+) -> EventStreamResponse:
+    """The whole streaming edge for one run: map and encode ``events``, put them on the wire.
+
+    By default a client disconnect cancels the run (the agent's generator is closed). With ``detach_run``
+    the run goes on to completion in its own task with a bounded buffer. When the server shuts down mid-run,
+    the stream ends with the mapper's error frames (``SHUTDOWN_TEXT``) and ``trailer``.
+    """
+    frames: AsyncIterable[bytes] = encode_frames(
+        events,
+        mapper,
+        trailer=trailer,
+        expose_errors=expose_errors,
+        on_error=on_error,
+        max_frame_bytes=max_frame_bytes,
+    )
+    if detach_run:
+        frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
+
+    def on_shutdown() -> bytes:
+        tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
+        return (_encode(tail) if tail else b"") + trailer
+
+    return EventStreamResponse(
+        frames, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
+    )

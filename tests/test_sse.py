@@ -21,7 +21,18 @@ from starlette.routing import Route
 
 from conftest import JsOracle, LiveServer
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
-from streamkit.sse import DEFAULT_ERROR_TEXT, EventStreamResponse, dumps, encode_frames, frame, js_value
+from streamkit.sse import (
+    DEFAULT_ERROR_TEXT,
+    SHUTDOWN_TEXT,
+    EventStreamResponse,
+    FrameTooLarge,
+    detached_runs,
+    dumps,
+    encode_frames,
+    frame,
+    js_value,
+    stream_response,
+)
 
 
 class EchoMapper:
@@ -241,3 +252,94 @@ def test_heartbeat_can_be_disabled(live_server: Any, heartbeat: float) -> None:
 
     server: LiveServer = live_server(make_app(agent, heartbeat=heartbeat))
     assert b"ping" not in httpx.get(server.url + "/stream").content
+
+
+# --- limits, detach, shutdown ----------------------------------------------------------------------
+
+
+async def test_an_oversized_frame_ends_the_stream_with_an_error() -> None:
+    events = [RunStarted(), TextStart(id="t"), TextDelta(id="t", delta="x" * 5000), TextEnd(id="t")]
+    seen: list[BaseException] = []
+    body = b"".join(
+        [c async for c in encode_frames(events, EchoMapper(), max_frame_bytes=1000, on_error=seen.append)]
+    )
+    assert frames_of(body)[-1] == {"type": "error", "errorText": DEFAULT_ERROR_TEXT}
+    assert b"xxxx" not in body
+    assert isinstance(seen[0], FrameTooLarge)
+
+
+def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server: Any) -> None:
+    finished = threading.Event()
+    produced: list[int] = []
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            yield TextStart(id="t")
+            for i in range(300):
+                produced.append(i)
+                yield TextDelta(id="t", delta="y" * 1000)
+                await anyio.sleep(0.002)
+            yield TextEnd(id="t")
+        finally:
+            finished.set()
+
+    buffers: list[Any] = []
+
+    async def endpoint(request: Request) -> EventStreamResponse:
+        response = stream_response(agent(), EchoMapper(), detach_run=True, max_buffer_bytes=20_000)
+        buffers.append(response.body_iterator)
+        return response
+
+    server: LiveServer = live_server(Starlette(routes=[Route("/stream", endpoint)]))
+    with httpx.stream("GET", server.url + "/stream") as response:
+        next(response.iter_raw())
+    assert finished.wait(10)
+    assert len(produced) == 300  # the run went on to completion without a reader
+    detached = buffers[0]._it  # the _Detached behind the response
+    assert detached._size <= 20_000 + 2000  # only the newest frames were kept
+    deadline = time.monotonic() + 5
+    while detached_runs() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert detached_runs() == 0
+
+
+def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "sse_app:app", "--port", str(port), "--log-level", "warning"],
+        cwd=os.path.dirname(__file__),
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "uvicorn did not start"
+                time.sleep(0.05)
+        with httpx.stream("GET", f"http://127.0.0.1:{port}/stream", timeout=20) as response:
+            received = b""
+            for chunk in response.iter_raw():
+                received += chunk
+                if received.count(b"text-delta") >= 3 and proc.returncode is None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.returncode = -1  # sent once
+        frames = frames_of(received)
+        assert frames[-1]["type"] == "error"
+        assert frames[-1]["errorText"] == SHUTDOWN_TEXT
+        assert received.endswith(b"data: [DONE]\n\n")
+    finally:
+        proc.returncode = None
+        proc.terminate()
+        proc.wait(timeout=15)
