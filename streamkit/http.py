@@ -175,7 +175,9 @@ async def authorize_request(hook: Authorize | None, request: Request) -> Any:
         result = hook(request)
         if inspect.isawaitable(result):
             result = await result
-    except HTTPError:
+    except HTTPError as exc:
+        if exc.field is None:
+            exc.field = "authorization"
         raise
     except HTTPException as exc:
         raise HTTPError(str(exc.detail), field="authorization", status=exc.status_code) from None

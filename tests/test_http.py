@@ -1,0 +1,106 @@
+"""The shared HTTP edge: bounded JSON bodies, JSON 4xx errors naming the field, the authorize hook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from streamkit.http import Forbidden, HTTPError, Limits, Unauthorized, authorize_request, read_json, validation_error
+
+
+class Body(BaseModel):
+    id: str
+    messages: list[dict[str, Any]]
+
+
+def make_client(limits: Limits = Limits(), authorize: Any = None) -> TestClient:
+    async def endpoint(request: Request) -> Response:
+        try:
+            principal = await authorize_request(authorize, request)
+            data = await read_json(request, limits)
+            try:
+                body = Body.model_validate(data)
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+        except HTTPError as err:
+            return err.response()
+        return JSONResponse({"id": body.id, "principal": principal})
+
+    return TestClient(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
+
+
+def test_valid_body_passes() -> None:
+    response = make_client().post("/x", json={"id": "c1", "messages": []})
+    assert response.json() == {"id": "c1", "principal": None}
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "status", "field"),
+    [
+        (b"", {"content-type": "application/json"}, 400, "body"),
+        (b"{not json", {"content-type": "application/json"}, 400, "body"),
+        (b"\xff\xfe{}", {"content-type": "application/json"}, 400, "body"),
+        (b"{}", {"content-type": "text/plain"}, 415, "content-type"),
+        (b'{"id": 5, "messages": []}', {"content-type": "application/json"}, 422, "id"),
+        (b'{"id": "x", "messages": [1]}', {"content-type": "application/json"}, 422, "messages.0"),
+        (b"[" * 100 + b"]" * 100, {"content-type": "application/json"}, 400, "limits.max_json_depth"),
+        (b"[" * 100_000 + b"]" * 100_000, {"content-type": "application/json"}, 400, "limits.max_json_depth"),
+    ],
+)
+def test_bad_bodies_get_a_json_4xx_naming_the_field(
+    content: bytes, headers: dict[str, str], status: int, field: str
+) -> None:
+    response = make_client().post("/x", content=content, headers=headers)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["status"] == status
+    assert error["field"] == field
+    assert error["message"]
+
+
+def test_body_size_limit_is_413_naming_the_limit() -> None:
+    client = make_client(Limits(max_body_bytes=100))
+    response = client.post("/x", json={"id": "x" * 200, "messages": []})
+    assert response.status_code == 413
+    assert response.json()["error"]["field"] == "limits.max_body_bytes"
+
+    def chunks() -> Any:  # no content-length: the limit holds while reading
+        yield b'{"id": "'
+        yield b"x" * 500
+        yield b'", "messages": []}'
+
+    response = client.post("/x", content=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+
+@pytest.mark.parametrize(
+    ("hook", "status"),
+    [
+        (lambda request: (_ for _ in ()).throw(Unauthorized("no token")), 401),
+        (lambda request: (_ for _ in ()).throw(Forbidden("not yours")), 403),
+        (lambda request: (_ for _ in ()).throw(HTTPException(401, "bad token")), 401),
+        (lambda request: (_ for _ in ()).throw(PermissionError("nope")), 403),
+    ],
+)
+def test_authorize_refusals_are_json(hook: Any, status: int) -> None:
+    response = make_client(authorize=hook).post("/x", json={"id": "c", "messages": []})
+    assert response.status_code == status
+    assert response.json()["error"]["field"] == "authorization"
+
+
+def test_authorize_principal_sync_and_async() -> None:
+    async def hook(request: Request) -> str:
+        return request.headers.get("x-user", "")
+
+    response = make_client(authorize=hook).post("/x", json={"id": "c", "messages": []}, headers={"x-user": "ann"})
+    assert response.json()["principal"] == "ann"
+    response = make_client(authorize=lambda r: {"sub": 1}).post("/x", json={"id": "c", "messages": []})
+    assert response.json()["principal"] == {"sub": 1}
