@@ -25,6 +25,7 @@ __all__ = [
     "Limits",
     "Unauthorized",
     "authorize_request",
+    "check_messages",
     "error_response",
     "read_json",
     "validation_error",
@@ -136,6 +137,32 @@ async def read_json(request: Request, limits: Limits) -> Any:
     if not _depth_ok(value, limits.max_json_depth):
         raise _too_deep(limits)
     return value
+
+
+def check_messages(data: Any, limits: Limits, key: str = "messages") -> None:
+    """Enforce ``max_messages`` and ``max_message_bytes`` on the raw body's message list (413 naming the limit).
+
+    Runs before model validation, so an oversized history is refused before any work is done on it.
+    """
+    if not isinstance(data, dict):
+        return
+    messages = data.get(key)
+    if not isinstance(messages, list):
+        return
+    if len(messages) > limits.max_messages:
+        raise HTTPError(
+            f"{len(messages)} messages exceed the limit of {limits.max_messages}",
+            field="limits.max_messages",
+            status=413,
+        )
+    for i, message in enumerate(messages):
+        size = len(json.dumps(message, ensure_ascii=False).encode())
+        if size > limits.max_message_bytes:
+            raise HTTPError(
+                f"{key}.{i} is {size} bytes, above the limit of {limits.max_message_bytes}",
+                field="limits.max_message_bytes",
+                status=413,
+            )
 
 
 def _too_large(limits: Limits) -> HTTPError:
