@@ -128,3 +128,42 @@ def live_server() -> Iterator[Any]:
 def anyio_backend() -> str:
     """Async tests run on asyncio (anyio auto mode, see pyproject.toml)."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A throwaway ``redis-server`` (no persistence) on a free loopback port, for the session; its URL.
+
+    Fails (never skips) when ``redis-server`` is not installed: the stream store tests need the real one.
+    """
+    import socket
+    import time
+
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.fail("redis-server is required for the stream store tests: apt-get install -y redis-server")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail(f"redis-server did not start on port {port}")
+        time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(timeout=10)
