@@ -1,0 +1,291 @@
+"""The stream store interface: what a resumable run needs from the place its frames are kept.
+
+A **run** is one agent response, identified by an opaque key. Its encoded SSE bytes are appended in
+batches; each batch becomes one **entry** with a sequence number (1, 2, 3, ...), and the run ends with one
+last entry marked as the end (which may carry the closing frames). A **reader** replays the entries after a
+sequence number and then follows new ones live until the end entry.
+
+The writer holds a **lease** that it renews while it runs. A reader that finds the lease lapsed on a run
+that has not ended declares the writer dead: it ends the run itself with a closing frame the caller gives
+(protocol-valid after any prefix), so no reader waits forever. A run may be **cancelled** by anyone who can
+reach the store; the writer learns of it through :meth:`StreamStore.wait_cancel` or
+:meth:`StreamStore.heartbeat`.
+
+A run may be registered under a **chat** key: :meth:`StreamStore.active` then finds the run in progress for
+that chat. Ended runs are kept for ``ttl`` seconds, then forgotten; a run is bounded in bytes and frames.
+
+:class:`StoreWriter` batches a producer's frames into appends, so the store costs one round trip per batch,
+not per token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+__all__ = [
+    "Lease",
+    "RunClosed",
+    "RunInfo",
+    "RunTooLarge",
+    "StoreError",
+    "StoreLimits",
+    "StoreWriter",
+    "StreamStore",
+]
+
+Lease: TypeAlias = Literal["held", "cancelled", "lost"]
+"""What a heartbeat learns: the lease is renewed (``held``), renewed but the run was asked to stop
+(``cancelled``), or the run has ended or is gone (``lost``: the writer must stop)."""
+
+RunStatus: TypeAlias = Literal["running", "finished", "abandoned"]
+
+
+class StoreError(Exception):
+    """A store operation that cannot be done for this run."""
+
+    def __init__(self, run: str, message: str) -> None:
+        super().__init__(f"run {run!r}: {message}")
+        self.run = run
+
+
+class RunClosed(StoreError):
+    """The run has ended (or expired, or never existed): nothing more may be appended."""
+
+
+class RunTooLarge(StoreError):
+    """Appending would take the run past its size bounds (:class:`StoreLimits`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLimits:
+    """How long runs live and how large they may grow (seconds, bytes, frames).
+
+    ``lease``: a writer that has not renewed its lease for this long is presumed dead. ``ttl``: an ended run
+    (and, as a safeguard, a running one whose writer stopped renewing) is forgotten after this long.
+    ``max_bytes`` / ``max_frames``: bounds on one run's stored bytes and on the number of frames (writes
+    by the producer) it holds; the closing entry is always accepted.
+    """
+
+    lease: float = 10.0
+    ttl: float = 600.0
+    max_bytes: int = 32 * 1024 * 1024
+    max_frames: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.lease <= 0 or self.ttl <= 0:
+            raise ValueError("lease and ttl must be positive")
+        if self.max_bytes <= 0 or self.max_frames <= 0:
+            raise ValueError("max_bytes and max_frames must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What the store knows about a run."""
+
+    run: str
+    owner: str
+    chat: str | None
+    status: RunStatus
+    cancelled: bool
+    seq: int
+    """The sequence number of the last entry written (0 before the first)."""
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        """True until the run's end entry is written."""
+        return self.status == "running"
+
+
+class StreamStore(Protocol):
+    """Where resumable runs keep their frames; shared by every worker that may serve a reader."""
+
+    limits: StoreLimits
+
+    async def create(
+        self, run: str, *, owner: str, chat: str | None = None, meta: Mapping[str, str] | None = None
+    ) -> bool:
+        """Register a new running run and take its lease; ``False`` if ``run`` already exists.
+
+        With ``chat``, the run becomes that chat's active run (replacing any earlier one).
+        """
+        ...
+
+    async def append(self, run: str, frames: Sequence[bytes]) -> int:
+        """Append ``frames`` as one entry; return its sequence number. Renews the lease.
+
+        Raises :class:`RunClosed` if the run has ended or is unknown, :class:`RunTooLarge` past the limits.
+        """
+        ...
+
+    async def finish(self, run: str, closing: bytes = b"") -> bool:
+        """End the run with a last entry holding ``closing``; ``False`` if it had already ended.
+
+        The run is then kept for ``limits.ttl`` seconds.
+        """
+        ...
+
+    def read(self, run: str, after: int = 0, *, dead: bytes = b"") -> AsyncIterator[tuple[int, bytes]]:
+        """Yield ``(seq, bytes)`` for every entry after ``after``, then follow live until the end entry.
+
+        If the writer's lease lapses while the run is running, the run is ended with ``dead`` as its
+        closing bytes (by whichever reader notices first), and that entry is yielded last. An unknown or
+        expired run yields nothing.
+        """
+        ...
+
+    async def heartbeat(self, run: str) -> Lease:
+        """Renew the writer's lease for ``limits.lease`` seconds; report whether to go on."""
+        ...
+
+    async def cancel(self, run: str) -> bool:
+        """Ask a running run to stop; ``False`` if it is not running. Reaches the writer on any worker."""
+        ...
+
+    async def wait_cancel(self, run: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a cancel request; ``True`` once the run is asked to stop."""
+        ...
+
+    async def info(self, run: str) -> RunInfo | None:
+        """The run's owner, chat, status and metadata; ``None`` if unknown or expired."""
+        ...
+
+    async def active(self, chat: str) -> str | None:
+        """The run in progress for ``chat`` (not yet ended), if any."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and background tasks."""
+        ...
+
+
+class StoreWriter:
+    """Batches one run's frames into :meth:`StreamStore.append` calls.
+
+    :meth:`write` only buffers; a background task appends what is buffered ``interval`` seconds after the
+    first unflushed frame, or as soon as ``max_bytes`` are waiting. A writer that gets more than twice
+    ``max_bytes`` ahead of the store waits for it (back-pressure). :meth:`finish` appends what is left
+    together with the closing bytes as the run's end entry.
+
+    Store I/O happens only in the background task and in :meth:`finish`, so cancelling a task blocked in
+    :meth:`write` never interrupts an append half-way. An append that fails is raised by the next
+    :meth:`write` (and by :meth:`finish`).
+    """
+
+    __slots__ = (
+        "_buffer",
+        "_drained",
+        "_error",
+        "_full",
+        "_size",
+        "_stopping",
+        "_task",
+        "_wake",
+        "interval",
+        "max_bytes",
+        "run",
+        "store",
+    )
+
+    def __init__(self, store: StreamStore, run: str, *, interval: float = 0.02, max_bytes: int = 65536) -> None:
+        self.store = store
+        self.run = run
+        self.interval = interval
+        self.max_bytes = max_bytes
+        self._buffer: list[bytes] = []
+        self._size = 0
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._full = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._stopping = False
+
+    async def write(self, frame: bytes) -> None:
+        """Buffer one frame (or a group of frames) for the next append."""
+        if self._error is not None:
+            raise self._error
+        self._buffer.append(frame)
+        self._size += len(frame)
+        if self._task is None:
+            self._task = asyncio.create_task(self._flusher(), name=f"streamkit-store-writer:{self.run}")
+        self._wake.set()
+        if self._size >= self.max_bytes:
+            self._full.set()
+            while self._size >= 2 * self.max_bytes and self._error is None and not self._task.done():
+                self._drained.clear()
+                await self._drained.wait()
+            if self._error is not None:
+                raise self._error
+
+    async def _flusher(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                if not self._full.is_set() and not self._stopping:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._full.wait(), self.interval)
+                self._wake.clear()
+                self._full.clear()
+                if self._stopping:
+                    return
+                batch = self._buffer
+                self._buffer = []
+                self._size = 0
+                self._drained.set()
+                if batch:
+                    await self.store.append(self.run, batch)
+        except Exception as exc:
+            self._error = exc
+            self._drained.set()
+
+    async def _stop(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            self._stopping = True
+            self._wake.set()
+            await asyncio.shield(task)
+
+    async def flush(self) -> None:
+        """Append everything buffered now (and wait for any append in flight)."""
+        await self._stop()
+        self._stopping = False
+        self._task = None
+        if self._error is not None:
+            raise self._error
+        if self._buffer:
+            batch = self._buffer
+            self._buffer = []
+            self._size = 0
+            await self.store.append(self.run, batch)
+
+    async def finish(self, closing: bytes = b"") -> bool:
+        """End the run: what is still buffered plus ``closing`` become its end entry.
+
+        Returns ``False`` if the run had already ended (then nothing is written). After a failed background
+        append (see :attr:`error`) the buffered frames are dropped and ``closing`` alone is written.
+        """
+        await self._stop()
+        batch = b"".join(self._buffer) if self._error is None else b""
+        self._buffer = []
+        self._size = 0
+        return await self.store.finish(self.run, batch + closing)
+
+    @property
+    def error(self) -> BaseException | None:
+        """The exception of a failed background append, if any."""
+        return self._error
+
+    async def abort(self) -> None:
+        """Stop the background task without writing anything more (the run was lost)."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._buffer = []
+        self._size = 0

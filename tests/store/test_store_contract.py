@@ -1,0 +1,345 @@
+"""One contract, two backends: every StreamStore test runs on the in-memory store and on a real Redis.
+
+Each test gets a ``store`` (the writer's handle) and a ``peer`` (a reader's handle: the same object for the
+in-memory store, a second client on the same Redis for the Redis store, as another worker would have).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamkit.store import MemoryStore, RunClosed, RunTooLarge, StoreLimits, StoreWriter, StreamStore
+from streamkit.store.redis import RedisStore
+
+BACKENDS = ["memory", "redis"]
+DEAD = b'data: {"type":"error","errorText":"lost"}\n\n'
+
+Factory = Callable[..., tuple[StreamStore, StreamStore]]
+
+
+@pytest.fixture(params=BACKENDS)
+async def make(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
+    """``make(**limits)`` -> ``(store, peer)`` on the parametrized backend, closed after the test."""
+    opened: list[StreamStore] = []
+
+    def factory(**limits: Any) -> tuple[StreamStore, StreamStore]:
+        lim = StoreLimits(**limits)
+        if request.param == "memory":
+            store: StreamStore = MemoryStore(lim)
+            opened.append(store)
+            return store, store
+        url = request.getfixturevalue("redis_url")
+        prefix = f"t{uuid.uuid4().hex[:12]}"
+        a = RedisStore.from_url(url, limits=lim, prefix=prefix, block=0.2)
+        b = RedisStore.from_url(url, limits=lim, prefix=prefix, block=0.2)
+        opened.extend([a, b])
+        return a, b
+
+    yield factory
+    for store in opened:
+        await store.aclose()
+
+
+async def collect(store: StreamStore, run: str, after: int = 0, *, dead: bytes = DEAD) -> list[tuple[int, bytes]]:
+    return [item async for item in store.read(run, after, dead=dead)]
+
+
+async def test_create_refuses_a_duplicate_and_records_the_run(make: Factory) -> None:
+    store, peer = make()
+    assert await store.create("r1", owner="alice", chat="c1", meta={"messageId": "m1"})
+    assert not await store.create("r1", owner="bob")
+    info = await peer.info("r1")
+    assert info is not None
+    assert (info.run, info.owner, info.chat, info.status, info.cancelled, info.seq) == (
+        "r1", "alice", "c1", "running", False, 0,
+    )
+    assert dict(info.meta) == {"messageId": "m1"}
+    assert info.running
+    assert await peer.info("nope") is None
+
+
+async def test_append_numbers_entries_and_read_replays_then_ends(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    assert await store.append("r", [b"data: 1\n\n"]) == 1
+    assert await store.append("r", [b"data: 2\n\n", b"data: 3\n\n"]) == 2
+    assert await store.finish("r", b"data: end\n\n")
+    assert await collect(peer, "r") == [(1, b"data: 1\n\n"), (2, b"data: 2\n\ndata: 3\n\n"), (3, b"data: end\n\n")]
+    assert await collect(peer, "r", 1) == [(2, b"data: 2\n\ndata: 3\n\n"), (3, b"data: end\n\n")]
+    assert await collect(peer, "r", 3) == []
+    info = await peer.info("r")
+    assert info is not None and info.status == "finished" and info.seq == 3 and not info.running
+
+
+async def test_finish_is_once_and_closes_the_run(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    assert await store.finish("r")
+    assert not await store.finish("r", b"again")
+    with pytest.raises(RunClosed):
+        await store.append("r", [b"late"])
+    assert await store.heartbeat("r") == "lost"
+    assert not await store.cancel("r")
+    assert await collect(peer, "r") == [(1, b"")]  # an empty end entry still ends the read
+
+
+async def test_unknown_run(make: Factory) -> None:
+    store, peer = make()
+    assert await collect(peer, "ghost") == []
+    with pytest.raises(RunClosed):
+        await store.append("ghost", [b"x"])
+    assert not await store.finish("ghost")
+    assert await store.heartbeat("ghost") == "lost"
+    assert not await peer.cancel("ghost")
+    assert not await store.wait_cancel("ghost", 0.01)
+
+
+async def test_readers_follow_live_frames_until_the_end(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    await store.append("r", [b"a"])
+    readers = [asyncio.create_task(collect(peer, "r")) for _ in range(3)]
+    late = asyncio.create_task(collect(peer, "r", 1))
+    for i in range(5):
+        await asyncio.sleep(0.02)
+        await store.append("r", [f"f{i}".encode()])
+        await store.heartbeat("r")
+    await store.finish("r", b"z")
+    expected = [(1, b"a")] + [(i + 2, f"f{i}".encode()) for i in range(5)] + [(7, b"z")]
+    for reader in readers:
+        assert await asyncio.wait_for(reader, 5) == expected
+    assert await asyncio.wait_for(late, 5) == expected[1:]
+
+
+async def test_a_dead_writer_is_detected_and_its_readers_get_the_terminal(make: Factory) -> None:
+    store, peer = make(lease=0.4)
+    await store.create("r", owner="o")
+    await store.append("r", [b"x1"])
+    start = time.monotonic()
+    got = await asyncio.wait_for(collect(peer, "r"), 5)
+    elapsed = time.monotonic() - start
+    assert got == [(1, b"x1"), (2, DEAD)]
+    assert elapsed < 0.4 + 0.5
+    info = await peer.info("r")
+    assert info is not None and info.status == "abandoned"
+    # A second reader replays the same end, not a second terminal; the writer has lost the run.
+    assert await collect(peer, "r", dead=b"other") == [(1, b"x1"), (2, DEAD)]
+    with pytest.raises(RunClosed):
+        await store.append("r", [b"late"])
+    assert await store.heartbeat("r") == "lost"
+    assert not await store.finish("r", b"late end")
+
+
+async def test_heartbeats_keep_a_quiet_run_alive(make: Factory) -> None:
+    store, peer = make(lease=0.3)
+    await store.create("r", owner="o")
+    reader = asyncio.create_task(collect(peer, "r"))
+    for _ in range(10):
+        await asyncio.sleep(0.1)
+        assert await store.heartbeat("r") == "held"
+    assert not reader.done()
+    await store.finish("r", b"done")
+    assert await asyncio.wait_for(reader, 5) == [(1, b"done")]
+
+
+async def test_cancel_reaches_the_writer_from_another_handle(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    assert not await store.wait_cancel("r", 0.05)
+    waiter = asyncio.create_task(store.wait_cancel("r", 10))
+    await asyncio.sleep(0.1)
+    asked = time.monotonic()
+    assert await peer.cancel("r")
+    assert await asyncio.wait_for(waiter, 5)
+    assert time.monotonic() - asked < 0.5  # signalled, not polled
+    assert await store.heartbeat("r") == "cancelled"
+    assert await store.wait_cancel("r", 0.01)
+    info = await peer.info("r")
+    assert info is not None and info.cancelled and info.running  # the writer still ends it properly
+    await store.append("r", [b"closing frames"])
+    assert await store.finish("r")
+    assert not await peer.cancel("r")
+
+
+async def test_active_finds_the_chats_running_run(make: Factory) -> None:
+    store, peer = make()
+    assert await peer.active("chat") is None
+    await store.create("r1", owner="o", chat="chat")
+    assert await peer.active("chat") == "r1"
+    await store.create("r2", owner="o", chat="chat")
+    assert await peer.active("chat") == "r2"
+    await store.finish("r2")
+    assert await peer.active("chat") is None
+    await store.create("r3", owner="o")
+    assert await peer.active("chat") is None
+
+
+async def test_ended_runs_expire_after_the_ttl(make: Factory) -> None:
+    store, peer = make(ttl=0.3)
+    await store.create("r", owner="o", chat="c")
+    await store.append("r", [b"x"])
+    await store.finish("r", b"y")
+    assert await peer.info("r") is not None
+    await asyncio.sleep(0.6)
+    assert await peer.info("r") is None
+    assert await collect(peer, "r") == []
+    assert await peer.active("c") is None
+    assert await store.create("r", owner="o2")  # the key is free again
+
+
+async def test_a_run_is_bounded_in_bytes(make: Factory) -> None:
+    store, peer = make(max_bytes=100)
+    await store.create("r", owner="o")
+    await store.append("r", [b"a" * 60])
+    with pytest.raises(RunTooLarge):
+        await store.append("r", [b"b" * 41])
+    assert await store.append("r", [b"c" * 40]) == 2  # a refused append changes nothing
+    assert await store.finish("r", b"e" * 500)  # the closing entry is always accepted
+    assert [len(d) for _, d in await collect(peer, "r")] == [60, 40, 500]
+
+
+async def test_a_run_is_bounded_in_frames(make: Factory) -> None:
+    store, _ = make(max_frames=3)
+    await store.create("r", owner="o")
+    await store.append("r", [b"1", b"2"])
+    with pytest.raises(RunTooLarge):
+        await store.append("r", [b"3", b"4"])
+    await store.append("r", [b"3"])
+    with pytest.raises(RunTooLarge):
+        await store.append("r", [b"4"])
+
+
+async def test_the_writer_batches_frames_into_few_appends(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.05, max_bytes=1 << 20)
+    frames = [f"data: {i}\n\n".encode() for i in range(500)]
+    for f in frames:
+        await writer.write(f)
+    await asyncio.sleep(0.2)
+    info = await peer.info("r")
+    assert info is not None and info.seq == 1  # 500 writes, one append
+    await writer.write(b"data: tail\n\n")
+    assert await writer.finish(b"data: end\n\n")
+    got = await collect(peer, "r")
+    assert [seq for seq, _ in got] == [1, 2]
+    assert b"".join(d for _, d in got) == b"".join(frames) + b"data: tail\n\ndata: end\n\n"
+
+
+async def test_the_writer_flushes_at_max_bytes_and_keeps_order(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=10, max_bytes=100)
+    frames = [bytes([65 + i % 26]) * 30 for i in range(40)]
+    for f in frames:
+        await writer.write(f)
+    await writer.flush()
+    info = await peer.info("r")
+    assert info is not None and info.seq >= 5  # size-triggered, despite the 10 s interval
+    assert await writer.finish()
+    got = await collect(peer, "r")
+    assert b"".join(d for _, d in got) == b"".join(frames)
+    assert [s for s, _ in got] == list(range(1, len(got) + 1))
+
+
+async def test_the_writer_reports_a_failed_append(make: Factory) -> None:
+    store, peer = make(max_bytes=50)
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01, max_bytes=1000)
+    await writer.write(b"x" * 80)
+    await asyncio.sleep(0.2)
+    with pytest.raises(RunTooLarge):
+        await writer.write(b"more")
+    assert isinstance(writer.error, RunTooLarge)
+    assert await writer.finish(b"the end")
+    assert await collect(peer, "r") == [(1, b"the end")]
+
+
+async def test_the_writer_sees_a_lost_run(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    assert await peer.finish("r", b"someone else ended it")
+    writer = StoreWriter(store, "r", interval=0.01)
+    await writer.write(b"x")
+    await asyncio.sleep(0.1)
+    with pytest.raises(RunClosed):
+        await writer.write(b"y")
+    assert not await writer.finish(b"z")
+
+
+async def test_a_slow_reader_misses_nothing(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    seen: list[tuple[int, bytes]] = []
+
+    async def slow() -> None:
+        async for item in peer.read("r", dead=DEAD):
+            seen.append(item)
+            await asyncio.sleep(0.001)
+
+    task = asyncio.create_task(slow())
+    for i in range(200):
+        await store.append("r", [str(i).encode()])
+    await store.finish("r", b"end")
+    await asyncio.wait_for(task, 10)
+    assert seen == [(i + 1, str(i).encode()) for i in range(200)] + [(201, b"end")]
+
+
+async def test_redis_store_refuses_a_decoding_client(redis_url: str) -> None:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url, decode_responses=True)
+    with pytest.raises(ValueError, match="decode"):
+        RedisStore(client)
+    await client.aclose()
+
+
+async def test_redis_store_reads_with_a_resp3_client(redis_url: str) -> None:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url, protocol=3)
+    store = RedisStore(client, prefix=f"t{uuid.uuid4().hex[:12]}")
+    await store.create("r", owner="o", chat="c")
+    await store.append("r", [b"a"])
+    await store.finish("r", b"b")
+    assert await collect(store, "r") == [(1, b"a"), (2, b"b")]
+    assert (await store.info("r")) is not None
+    await store.aclose()
+    await client.aclose()
+
+
+batches = st.lists(st.lists(st.binary(min_size=0, max_size=64), min_size=1, max_size=4), max_size=12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=batches, closing=st.binary(max_size=32), cut=st.integers(min_value=0, max_value=14))
+def test_any_bytes_round_trip_in_order(
+    backend: str, redis_url: str, batches: list[list[bytes]], closing: bytes, cut: int
+) -> None:
+    async def body() -> None:
+        store: StreamStore
+        if backend == "memory":
+            store = MemoryStore()
+        else:
+            store = RedisStore.from_url(redis_url, prefix=f"t{uuid.uuid4().hex[:12]}")
+        try:
+            await store.create("r", owner="o")
+            for frames in batches:
+                await store.append("r", frames)
+            await store.finish("r", closing)
+            expected = [(i + 1, b"".join(f)) for i, f in enumerate(batches)] + [(len(batches) + 1, closing)]
+            assert await collect(store, "r") == expected
+            assert await collect(store, "r", cut) == expected[cut:]
+        finally:
+            await store.aclose()
+
+    asyncio.run(body())
