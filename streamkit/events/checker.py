@@ -16,7 +16,8 @@ A ``RunError`` or ``RunAborted`` may arrive with blocks open in both modes: they
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any, Literal
 
 from .models import (
     ChatEvent,
@@ -110,7 +111,7 @@ class SequenceChecker:
         self._steps: dict[str, None] = {}
         self._kind: dict[str, str] = {}
         self._alias: dict[tuple[str, str], str] = {}
-        self._handlers: dict[str, Callable[[ChatEvent], list[ChatEvent]]] = {
+        self._handlers: dict[str, Callable[[Any], list[ChatEvent]]] = {
             "run-started": self._run_started,
             "run-finished": self._run_finished,
             "run-error": self._run_stop,
@@ -152,20 +153,34 @@ class SequenceChecker:
         """The name of a tool call seen in this run, if known."""
         return self._tool_names.get(tool_call_id)
 
+    def streaming(self, kind: Literal["text", "reasoning", "tool-call"]) -> Mapping[str, object]:
+        """The ids of the open blocks of ``kind`` (tool calls: those whose input is still streaming).
+
+        A live, read-only view: a delta for one of these ids passes :meth:`feed` unchanged and changes
+        nothing, which lets a mapper take a fast path for it without feeding it.
+        """
+        if kind == "text":
+            return self._text
+        if kind == "reasoning":
+            return self._reasoning
+        if kind == "tool-call":
+            return self._tools_open
+        raise ValueError(f"no streaming blocks of kind {kind!r}")
+
     def feed(self, event: ChatEvent) -> list[ChatEvent]:
         """Check one event; return what to pass on in its place."""
+        if self._started and not self._done:
+            handler = self._handlers.get(event.type)
+            return [event] if handler is None else handler(event)
         if self._done:
             return self._reject(event, "event after the run ended")
-        if not self._started and event.type != "run-started":
+        if event.type != "run-started":
             if self.strict:
                 raise ProtocolError(event, "the run has not started (RunStarted must come first)")
             self._started = True
             logger.warning("synthesized RunStarted before %s", type(event).__name__)
             return [RunStarted(), *self.feed(event)]
-        handler = self._handlers.get(event.type)
-        if handler is None:
-            return [event]
-        return handler(event)
+        return self._run_started(event)
 
     def close(self) -> list[ChatEvent]:
         """The core's stream ended: return what must follow to end the run properly."""
@@ -279,9 +294,11 @@ class SequenceChecker:
         self._text[bid] = None
         return [event if bid == event.id else event.model_copy(update={"id": bid})]
 
-    def _text_delta(self, event: ChatEvent) -> list[ChatEvent]:
-        assert isinstance(event, TextDelta)
-        bid = self._resolve("text", event.id)
+    def _text_delta(self, event: TextDelta) -> list[ChatEvent]:
+        bid = event.id
+        if bid in self._text and not self._alias:
+            return [event]
+        bid = self._resolve("text", bid)
         if bid in self._text:
             return [event if bid == event.id else TextDelta(id=bid, delta=event.delta)]
         if self.strict:
@@ -307,9 +324,11 @@ class SequenceChecker:
         self._reasoning[bid] = None
         return [event if bid == event.id else event.model_copy(update={"id": bid})]
 
-    def _reasoning_delta(self, event: ChatEvent) -> list[ChatEvent]:
-        assert isinstance(event, ReasoningDelta)
-        bid = self._resolve("reasoning", event.id)
+    def _reasoning_delta(self, event: ReasoningDelta) -> list[ChatEvent]:
+        bid = event.id
+        if bid in self._reasoning and not self._alias:
+            return [event]
+        bid = self._resolve("reasoning", bid)
         if bid in self._reasoning:
             return [event if bid == event.id else ReasoningDelta(id=bid, delta=event.delta)]
         if self.strict:
@@ -343,9 +362,11 @@ class SequenceChecker:
             return [event.model_copy(update={"id": bid})]
         return [event]
 
-    def _tool_delta(self, event: ChatEvent) -> list[ChatEvent]:
-        assert isinstance(event, ToolCallArgsDelta)
-        bid = self._resolve("tool-call", event.id)
+    def _tool_delta(self, event: ToolCallArgsDelta) -> list[ChatEvent]:
+        bid = event.id
+        if bid in self._tools_open and not self._alias:
+            return [event]
+        bid = self._resolve("tool-call", bid)
         if bid in self._tools_open:
             return [event if bid == event.id else ToolCallArgsDelta(id=bid, delta=event.delta)]
         return self._reject(event, f"argument delta for an unopened tool call {event.id!r}")
