@@ -92,6 +92,7 @@ redis.call('HSET', KEYS[1], 'cancel', '1')
 return 1
 """
 
+
 def _entries(response: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The entries of a one-stream ``XREAD`` reply (RESP2: ``[[key, entries]]``; RESP3: ``{key: [entries]}``)."""
     if not response:

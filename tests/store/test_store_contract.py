@@ -59,7 +59,12 @@ async def test_create_refuses_a_duplicate_and_records_the_run(make: Factory) -> 
     info = await peer.info("r1")
     assert info is not None
     assert (info.run, info.owner, info.chat, info.status, info.cancelled, info.seq) == (
-        "r1", "alice", "c1", "running", False, 0,
+        "r1",
+        "alice",
+        "c1",
+        "running",
+        False,
+        0,
     )
     assert dict(info.meta) == {"messageId": "m1"}
     assert info.running

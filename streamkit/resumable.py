@@ -1,0 +1,285 @@
+"""Resumable runs: an agent's frames produced detached from the HTTP request, read back from a stream store.
+
+With resumable mode on, a route hands the run's encoded frames to :meth:`Resumable.start`: a task of this
+worker drives them into the :class:`~streamkit.store.StreamStore` (batched by a
+:class:`~streamkit.store.StoreWriter`) while renewing the run's lease, and the POST response is just the first
+reader (:meth:`Resumable.read`). A dropped connection, a page reload or a reconnect that lands on another
+worker is one more reader of the same run, from the beginning or from an SSE ``Last-Event-ID``.
+
+How a run ends, besides the agent ending it:
+
+* **cancel** (:meth:`Resumable.cancel`, from any worker): the agent's generator is closed and the run ends
+  with the protocol's orderly stop (``Endings.cancelled``, computed from the mapper's state);
+* **the store refuses more** (the run outgrew the store's bounds): the run ends with the protocol's error
+  frames (``Endings.failed``);
+* **the worker dies**: its lease lapses and the first reader to notice ends the run with ``Endings.dead``,
+  closing bytes that are valid after any prefix of the stream;
+* **this worker shuts down** (:meth:`Resumable.aclose`): its runs end with the protocol's error frames.
+
+Only the principal that started a run may read or cancel it: runs are recorded with an owner digest of the
+``authorize`` hook's principal, chats are looked up per owner, and every access compares the owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from .events import RunAborted
+from .http import HTTPError
+from .sse import SHUTDOWN_TEXT, Mapper, dumps, frame, js_value
+from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
+
+__all__ = [
+    "TOO_LARGE_TEXT",
+    "Endings",
+    "Resumable",
+    "endings_from_mapper",
+    "last_event_id",
+    "principal_key",
+]
+
+logger = logging.getLogger("streamkit.resumable")
+
+TOO_LARGE_TEXT = "The response is too long to be kept for resuming."
+"""What a client is told when a run outgrows the stream store's bounds."""
+
+_LOST_TEXT = "An error occurred."
+
+
+@dataclass(frozen=True, slots=True)
+class Endings:
+    """How a protocol ends a run that its agent did not end.
+
+    ``cancelled()`` and ``failed(text)`` are called once, by the run's writer, when the run is cancelled or
+    must stop with an error; they may use the mapper's state (open blocks). ``dead`` is written by a reader
+    when the writer died: it must be a valid ending after *any* prefix of the stream.
+    """
+
+    cancelled: Callable[[], bytes]
+    failed: Callable[[str], bytes]
+    dead: bytes
+
+
+def _frames(values: list[dict[str, Any]]) -> bytes:
+    return b"".join(frame(v) for v in values)
+
+
+def endings_from_mapper(mapper: Mapper, *, dead: bytes, trailer: bytes = b"", reason: str = "cancelled") -> Endings:
+    """The usual :class:`Endings`: a ``RunAborted`` fed to ``mapper`` on cancel, ``mapper.fail`` on error."""
+
+    def cancelled() -> bytes:
+        return _frames(mapper.feed(RunAborted(reason=reason))) + trailer
+
+    def failed(text: str) -> bytes:
+        return _frames(mapper.fail(text)) + trailer
+
+    return Endings(cancelled=cancelled, failed=failed, dead=dead)
+
+
+def principal_key(principal: Any) -> str:
+    """A stable digest of the principal the ``authorize`` hook returned (any JSON-able value; ``None``
+    for anonymous). Two requests belong to the same owner when their principals serialize alike."""
+    return hashlib.sha256(dumps(js_value(principal))).hexdigest()
+
+
+def last_event_id(request: Request) -> int | None:
+    """The SSE ``Last-Event-ID`` header as a sequence number (``None`` when absent); 400 when malformed."""
+    raw = request.headers.get("last-event-id")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise HTTPError("Last-Event-ID must be a sequence number", field="last-event-id") from None
+    if value < 0:
+        raise HTTPError("Last-Event-ID must not be negative", field="last-event-id")
+    return value
+
+
+class Resumable:
+    """Runs agents detached from their requests through a :class:`~streamkit.store.StreamStore`.
+
+    One instance per app (per worker process); share the store between workers (a
+    :class:`~streamkit.store.redis.RedisStore`) to let any worker serve any reader. ``flush_interval`` and
+    ``flush_bytes`` set how the writer batches frames into store appends; ``heartbeat`` is how often the
+    writer renews its lease and checks for a cancel (default: a quarter of the store's lease).
+    ``owner`` turns a principal into the owner digest (default :func:`principal_key`).
+    """
+
+    def __init__(
+        self,
+        store: StreamStore | None = None,
+        *,
+        flush_interval: float = 0.02,
+        flush_bytes: int = 64 * 1024,
+        heartbeat: float | None = None,
+        owner: Callable[[Any], str] = principal_key,
+    ) -> None:
+        self.store: StreamStore = store if store is not None else MemoryStore()
+        self.flush_interval = flush_interval
+        self.flush_bytes = flush_bytes
+        self.heartbeat = heartbeat if heartbeat is not None else self.store.limits.lease / 4
+        self.owner = owner
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    # -- keys and access -----------------------------------------------------------------------------
+
+    def chat_key(self, scope: str, chat: str, owner: str) -> str:
+        """The store's chat key for ``chat`` of ``owner`` under ``scope`` (a protocol route)."""
+        return hashlib.sha256(f"{scope}\0{owner}\0{chat}".encode()).hexdigest()
+
+    async def find(self, scope: str, chat: str, owner: str) -> RunInfo | None:
+        """The run in progress for this owner's ``chat``, if any."""
+        run = await self.store.active(self.chat_key(scope, chat, owner))
+        if run is None:
+            return None
+        return await self.owned(run, owner)
+
+    async def owned(self, run: str, owner: str) -> RunInfo | None:
+        """The run's record if it exists and ``owner`` started it, else ``None`` (no hint either way)."""
+        info = await self.store.info(run)
+        if info is None or not hmac.compare_digest(info.owner, owner):
+            return None
+        return info
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> int:
+        """How many runs this worker is producing now."""
+        return len(self._tasks)
+
+    async def start(
+        self,
+        frames: AsyncIterable[bytes],
+        endings: Endings,
+        *,
+        owner: str,
+        scope: str,
+        chat: str | None = None,
+        meta: Mapping[str, str] | None = None,
+    ) -> str:
+        """Register a run and start producing ``frames`` into the store in a task of its own; its key.
+
+        A run already in progress for the same owner's ``chat`` is cancelled: the chat has moved on.
+        """
+        chat_key = self.chat_key(scope, chat, owner) if chat is not None else None
+        if chat_key is not None:
+            previous = await self.store.active(chat_key)
+            if previous is not None and await self.owned(previous, owner) is not None:
+                await self.store.cancel(previous)
+        run = uuid.uuid4().hex
+        if not await self.store.create(run, owner=owner, chat=chat_key, meta=meta):  # pragma: no cover
+            raise RuntimeError("run key collision")
+        task = asyncio.get_running_loop().create_task(self._drive(run, frames, endings), name=f"streamkit-run:{run}")
+        self._tasks[run] = task
+        task.add_done_callback(lambda _: self._tasks.pop(run, None))
+        return run
+
+    async def _drive(self, run: str, frames: AsyncIterable[bytes], endings: Endings) -> None:
+        writer = StoreWriter(self.store, run, interval=self.flush_interval, max_bytes=self.flush_bytes)
+        pump = asyncio.create_task(self._pump(frames, writer))
+        watch = asyncio.create_task(self._watch(run))
+        try:
+            await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # This worker is shutting down: end the run properly rather than leave it to the lease.
+            watch.cancel()
+            await _cancel(pump)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(writer.finish(endings.failed(SHUTDOWN_TEXT)))
+            raise
+        try:
+            if pump.done():
+                watch.cancel()
+                error = pump.exception()
+                if error is None:
+                    await writer.finish()
+                elif isinstance(error, RunTooLarge):
+                    logger.warning("run %s outgrew the stream store; ending it", run)
+                    await writer.finish(endings.failed(TOO_LARGE_TEXT))
+                elif isinstance(error, RunClosed):
+                    await writer.abort()  # a reader declared this worker dead: the run is over
+                else:
+                    logger.error("run %s: writing to the stream store failed", run, exc_info=error)
+                    await writer.finish(endings.failed(_LOST_TEXT))
+            else:
+                lease: Lease = watch.result()
+                await _cancel(pump)
+                if lease == "cancelled":
+                    await writer.finish(endings.cancelled())
+                else:
+                    await writer.abort()
+        except Exception:
+            logger.exception("run %s: could not end the run in the stream store", run)
+
+    @staticmethod
+    async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
+        iterator = aiter(frames)
+        try:
+            async for chunk in iterator:
+                await writer.write(chunk)
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def _watch(self, run: str) -> Lease:
+        store = self.store
+        while True:
+            try:
+                if await store.wait_cancel(run, self.heartbeat):
+                    return "cancelled"
+                lease = await store.heartbeat(run)
+            except Exception:
+                logger.warning("run %s: heartbeat failed", run, exc_info=True)
+                await asyncio.sleep(self.heartbeat)
+                continue
+            if lease != "held":
+                return lease
+
+    # -- reading and cancelling ----------------------------------------------------------------------
+
+    async def read(self, run: str, *, dead: bytes, after: int = 0, ids: bool = True) -> AsyncIterator[bytes]:
+        """The run's bytes after sequence number ``after``, live until its end.
+
+        With ``ids``, each entry's last frame carries ``id: <seq>`` so that an EventSource client's
+        ``Last-Event-ID`` names where to resume. Access must have been checked (:meth:`owned`).
+        """
+        async for seq, data in self.store.read(run, after, dead=dead):
+            if ids and data.endswith(b"\n\n"):
+                yield b"%bid: %d\n\n" % (data[:-1], seq)
+            elif data:
+                yield data
+
+    async def cancel(self, run: str, owner: str) -> bool:
+        """Ask ``run`` to stop, if ``owner`` started it and it is running; reaches any worker."""
+        if await self.owned(run, owner) is None:
+            return False
+        return await self.store.cancel(run)
+
+    async def aclose(self) -> None:
+        """End this worker's runs (with the protocol's shutdown error) and close the store."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.store.aclose()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task

@@ -1,0 +1,296 @@
+"""Resumable runs over both stores: detached production, replay and resume, cancel, bounds, ownership.
+
+A small stand-in protocol keeps these tests about the run machinery; the real protocols (and the real
+clients) are exercised by the two-worker tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from starlette.requests import Request
+
+from streamkit.events import ChatEvent, RunFinished, RunStarted, TextDelta, TextEnd, TextStart
+from streamkit.http import HTTPError
+from streamkit.resumable import TOO_LARGE_TEXT, Resumable, endings_from_mapper, last_event_id, principal_key
+from streamkit.sse import SHUTDOWN_TEXT, encode_frames
+from streamkit.store import MemoryStore, StoreLimits, StreamStore
+from streamkit.store.redis import RedisStore
+
+DEAD = b'data: {"e":"dead"}\n\n'
+TRAILER = b"data: [END]\n\n"
+SCOPE = "test:/chat"
+
+
+class Toy:
+    """A stand-in protocol mapping: one frame per event, explicit close/fail/abort frames."""
+
+    def __init__(self) -> None:
+        self.open: list[str] = []
+
+    def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+        if event.type == "text-start":
+            self.open.append(event.id)
+        if event.type == "text-end":
+            self.open.remove(event.id)
+        if event.type == "run-aborted":
+            return [{"e": "end", "id": i} for i in self.open] + [{"e": "aborted"}]
+        out: dict[str, Any] = {"e": event.type}
+        if event.type == "text-delta":
+            out["d"] = event.delta
+        return [out]
+
+    def close(self) -> list[dict[str, Any]]:
+        return [{"e": "close"}]
+
+    def fail(self, message: str, code: str | None = None) -> list[dict[str, Any]]:
+        return [{"e": "fail", "m": message}]
+
+
+class Agent:
+    """Yields ``n`` deltas, ``pause`` seconds apart; records whether its ``finally`` ran."""
+
+    def __init__(self, n: int = 5, pause: float = 0.0, size: int = 1, stall_after: int | None = None) -> None:
+        self.n, self.pause, self.size, self.stall_after = n, pause, size, stall_after
+        self.closed = asyncio.Event()
+        self.emitted = 0
+
+    async def __call__(self) -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            yield TextStart(id="t")
+            for i in range(self.n):
+                if i == self.stall_after:
+                    await asyncio.sleep(3600)
+                if self.pause:
+                    await asyncio.sleep(self.pause)
+                yield TextDelta(id="t", delta=str(i) * self.size)
+                self.emitted += 1
+            yield TextEnd(id="t")
+            yield RunFinished()
+        finally:
+            self.closed.set()
+
+
+Workers = Callable[..., tuple[Resumable, Resumable]]
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def workers(request: pytest.FixtureRequest) -> AsyncIterator[Workers]:
+    """``workers(**limits)`` -> two Resumables sharing one store (two clients of one Redis for redis)."""
+    opened: list[Resumable] = []
+
+    def factory(**limits: Any) -> tuple[Resumable, Resumable]:
+        lim = StoreLimits(**limits)
+        if request.param == "memory":
+            store = MemoryStore(lim)
+            pair = (Resumable(store, heartbeat=0.05), Resumable(store, heartbeat=0.05))
+        else:
+            url = request.getfixturevalue("redis_url")
+            prefix = f"t{uuid.uuid4().hex[:12]}"
+            a: StreamStore = RedisStore.from_url(url, limits=lim, prefix=prefix, block=0.2)
+            b: StreamStore = RedisStore.from_url(url, limits=lim, prefix=prefix, block=0.2)
+            pair = (Resumable(a, heartbeat=0.05), Resumable(b, heartbeat=0.05))
+        opened.extend(pair)
+        return pair
+
+    yield factory
+    for r in opened:
+        await r.aclose()
+
+
+def frames_of(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    for block in data.split(b"\n\n"):
+        lines = [line for line in block.split(b"\n") if line.startswith(b"data: ")]
+        for line in lines:
+            payload = line[6:]
+            out.append({"e": "[END]"} if payload == b"[END]" else json.loads(payload))
+    return out
+
+
+def ids_of(data: bytes) -> list[int]:
+    return [int(line[4:]) for line in data.split(b"\n") if line.startswith(b"id: ")]
+
+
+async def start(r: Resumable, agent: Agent, owner: str = "alice", chat: str | None = "c1") -> tuple[str, Toy]:
+    mapper = Toy()
+    frames = encode_frames(agent(), mapper, trailer=TRAILER)
+    run = await r.start(
+        frames, endings_from_mapper(mapper, dead=DEAD, trailer=TRAILER), owner=owner, scope=SCOPE, chat=chat
+    )
+    return run, mapper
+
+
+async def read_all(r: Resumable, run: str, after: int = 0) -> bytes:
+    return b"".join([chunk async for chunk in r.read(run, dead=DEAD, after=after)])
+
+
+EXPECTED = (
+    [{"e": "run-started"}, {"e": "text-start"}]
+    + [{"e": "text-delta", "d": str(i)} for i in range(5)]
+    + [{"e": "text-end"}, {"e": "run-finished"}, {"e": "close"}, {"e": "[END]"}]
+)
+
+
+async def test_a_run_is_produced_detached_and_read_back_with_ids(workers: Workers) -> None:
+    a, _ = workers()
+    agent = Agent(pause=0.01)
+    run, _ = await start(a, agent)
+    assert a.running == 1
+    data = await asyncio.wait_for(read_all(a, run), 5)
+    assert frames_of(data) == EXPECTED
+    ids = ids_of(data)
+    assert ids == list(range(1, len(ids) + 1))
+    assert data.endswith(b"\n\n") and agent.closed.is_set()
+    await asyncio.sleep(0.05)
+    assert a.running == 0
+    info = await a.store.info(run)
+    assert info is not None and info.status == "finished"
+
+
+async def test_a_dropped_reader_does_not_stop_the_run_and_another_worker_replays_it(workers: Workers) -> None:
+    a, b = workers()
+    agent = Agent(n=20, pause=0.01)
+    run, _ = await start(a, agent)
+    first = b""
+    async for chunk in a.read(run, dead=DEAD):
+        first += chunk
+        if b"text-delta" in chunk:
+            break  # the client went away mid-text
+    info = await b.find(SCOPE, "c1", "alice")
+    assert info is not None and info.run == run and info.running
+    full = await asyncio.wait_for(read_all(b, run), 5)
+    assert frames_of(full)[-4:] == [{"e": "text-end"}, {"e": "run-finished"}, {"e": "close"}, {"e": "[END]"}]
+    assert [f["d"] for f in frames_of(full) if "d" in f] == [str(i) for i in range(20)]
+    assert full.startswith(first.rsplit(b"id: ", 1)[0])
+    assert agent.emitted == 20
+    assert await b.find(SCOPE, "c1", "alice") is None  # ended: no active run
+
+
+async def test_resume_after_a_last_event_id_sends_each_frame_once(workers: Workers) -> None:
+    a, b = workers()
+    agent = Agent(n=30, pause=0.005)
+    run, _ = await start(a, agent)
+    head = b""
+    last = 0
+    async for chunk in a.read(run, dead=DEAD):
+        head += chunk
+        last = ids_of(chunk)[-1]
+        if last >= 3:
+            break
+    tail = await asyncio.wait_for(read_all(b, run, after=last), 5)
+    assert frames_of(head + tail) == frames_of(await read_all(b, run))
+    assert ids_of(tail)[0] == last + 1
+
+
+async def test_cancel_from_another_worker_ends_the_run_in_order(workers: Workers) -> None:
+    a, b = workers()
+    agent = Agent(n=1000, pause=0.01)
+    run, _ = await start(a, agent)
+    reader = asyncio.create_task(read_all(b, run))
+    await asyncio.sleep(0.1)
+    assert not await b.cancel(run, "mallory")  # only the owner may cancel
+    assert await b.cancel(run, "alice")
+    data = await asyncio.wait_for(reader, 5)
+    await asyncio.wait_for(agent.closed.wait(), 5)
+    frames = frames_of(data)
+    assert frames[-3:] == [{"e": "end", "id": "t"}, {"e": "aborted"}, {"e": "[END]"}]
+    assert 0 < agent.emitted < 1000
+    assert not await b.cancel(run, "alice")  # already over
+
+
+async def test_runs_belong_to_their_owner(workers: Workers) -> None:
+    a, b = workers()
+    run, _ = await start(a, Agent(n=100, pause=0.01), owner="alice")
+    assert await b.find(SCOPE, "c1", "bob") is None
+    assert await b.owned(run, "bob") is None
+    assert await b.owned(run, "alice") is not None
+    assert await b.find("other:/scope", "c1", "alice") is None
+    assert await b.cancel(run, "alice")
+
+
+async def test_a_new_run_on_the_same_chat_supersedes_the_old_one(workers: Workers) -> None:
+    a, b = workers()
+    old_agent = Agent(n=1000, pause=0.01)
+    old, _ = await start(a, old_agent)
+    new, _ = await start(b, Agent(n=3))
+    await asyncio.wait_for(old_agent.closed.wait(), 5)
+    assert frames_of(await read_all(a, old))[-2:] == [{"e": "aborted"}, {"e": "[END]"}]
+    await read_all(b, new)
+    other, _ = await start(a, Agent(n=2), owner="bob")  # another owner's chat of the same name is separate
+    await read_all(a, other)
+
+
+async def test_a_run_that_outgrows_the_store_ends_with_an_error(workers: Workers) -> None:
+    a, _ = workers(max_bytes=2000)
+    agent = Agent(n=100, pause=0.001, size=50)
+    run, _ = await start(a, agent)
+    data = await asyncio.wait_for(read_all(a, run), 5)
+    assert frames_of(data)[-2:] == [{"e": "fail", "m": TOO_LARGE_TEXT}, {"e": "[END]"}]
+    assert agent.closed.is_set() and agent.emitted < 100
+
+
+async def test_shutdown_ends_this_workers_runs_with_the_shutdown_error(workers: Workers) -> None:
+    a, b = workers()
+    agent = Agent(n=1000, pause=0.01)
+    run, _ = await start(a, agent)
+    reader = asyncio.create_task(read_all(b, run))
+    await asyncio.sleep(0.05)
+    await a.aclose()
+    data = await asyncio.wait_for(reader, 5)
+    assert frames_of(data)[-2:] == [{"e": "fail", "m": SHUTDOWN_TEXT}, {"e": "[END]"}]
+    assert agent.closed.is_set()
+
+
+class Frozen(Resumable):
+    """A worker that stops renewing its leases (as a frozen or killed process would)."""
+
+    async def _watch(self, run: str) -> Any:
+        await asyncio.sleep(3600)
+
+
+async def test_a_silent_writer_is_declared_dead_by_its_reader(workers: Workers) -> None:
+    _, b = workers(lease=0.3)
+    a = Frozen(b.store)
+    agent = Agent(n=1000, pause=0.01, stall_after=4)
+    run, _ = await start(a, agent)
+    data = await asyncio.wait_for(read_all(b, run), 5)
+    frames = frames_of(data)
+    assert [f["d"] for f in frames if "d" in f] == ["0", "1", "2", "3"]
+    assert frames[-1] == {"e": "dead"}
+    ids = ids_of(data)
+    assert ids == list(range(1, len(ids) + 1))
+    info = await b.store.info(run)
+    assert info is not None and info.status == "abandoned"
+    task = a._tasks[run]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert frames_of(await read_all(b, run)) == frames  # the frozen worker could not add to it
+
+
+def test_last_event_id_header() -> None:
+    def req(value: str | None) -> Request:
+        headers = [] if value is None else [(b"last-event-id", value.encode())]
+        return Request({"type": "http", "headers": headers, "method": "GET", "path": "/"})
+
+    assert last_event_id(req(None)) is None
+    assert last_event_id(req("")) is None
+    assert last_event_id(req(" 17 ")) == 17
+    for bad in ("x", "-1", "1.5"):
+        with pytest.raises(HTTPError) as info:
+            last_event_id(req(bad))
+        assert info.value.status == 400 and info.value.field == "last-event-id"
+
+
+def test_principal_key_is_stable_and_distinguishes_principals() -> None:
+    assert principal_key({"sub": "a", "n": 1}) == principal_key({"sub": "a", "n": 1.0})
+    assert principal_key("alice") != principal_key("bob")
+    assert principal_key(None) != principal_key("")
+    assert len(principal_key(None)) == 64
