@@ -1,0 +1,107 @@
+"""The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn.
+
+Without a model configured the demo runs the offline scripted agent (no key, no network). Name a model
+with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead::
+
+    streamkit demo --port 8000
+    streamkit demo --base-url http://localhost:11434/v1 --model llama3.2
+    STREAMKIT_MODEL=gpt-4o-mini OPENAI_API_KEY=... streamkit demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from ..events import Agent
+from .agent import Pacing, ScriptedAgent
+from .openai import ModelConfig, OpenAIAgent
+
+__all__ = ["build_parser", "main", "make_agent"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``streamkit`` command."""
+    parser = argparse.ArgumentParser(prog="streamkit", description="streamkit tools.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo",
+        help="serve the demo page and both protocol routes",
+        description="Serve the demo: the page at /, the AI SDK route at /api/chat, AG-UI at /api/agui. "
+        "Offline scripted agent unless a model is named (flags, or STREAMKIT_* / OPENAI_* variables).",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
+    demo.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    model = demo.add_argument_group("a real model (OpenAI-compatible Chat Completions)")
+    model.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 [STREAMKIT_BASE_URL]")
+    model.add_argument("--model", help="model name; without it the demo runs offline [STREAMKIT_MODEL]")
+    model.add_argument("--api-key", help="API key, if the server needs one [STREAMKIT_API_KEY]")
+    model.add_argument("--max-steps", type=int, default=8, help="model calls per run (default: %(default)s)")
+    demo.add_argument("--offline", action="store_true", help="use the offline agent even if a model is set")
+    demo.add_argument(
+        "--pacing",
+        type=float,
+        default=1.0,
+        help="offline agent speed: 1 is realistic, 0.2 is fast, 0 is instant (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="allow a page on ORIGIN (e.g. http://localhost:3000) to call the routes; repeatable",
+    )
+    demo.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    return parser
+
+
+def make_agent(args: argparse.Namespace) -> Agent:
+    """The agent the flags and the environment ask for."""
+    config = None
+    if not args.offline:
+        config = ModelConfig.from_env(os.environ, base_url=args.base_url, model=args.model, api_key=args.api_key)
+    if config is None:
+        return ScriptedAgent(Pacing().scaled(args.pacing))
+    return OpenAIAgent.from_config(config, max_steps=args.max_steps)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        print("the demo needs uvicorn: pip install 'streamkit[demo]'", file=sys.stderr)
+        return 1
+    from .app import create_app
+
+    if args.max_steps < 1:
+        print("--max-steps must be at least 1", file=sys.stderr)
+        return 2
+    if args.pacing < 0:
+        print("--pacing must be >= 0", file=sys.stderr)
+        return 2
+    agent = make_agent(args)
+    app = create_app(agent, cors_origins=args.cors_origin)
+    if isinstance(agent, OpenAIAgent):
+        who = f"model {agent.model} at {agent.base_url}"
+    else:
+        who = "the offline scripted agent (no API key needed)"
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"streamkit demo: http://{host}:{args.port}  ({who})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``streamkit`` command; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        return _demo(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
