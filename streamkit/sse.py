@@ -167,7 +167,14 @@ def js_value(value: Any) -> Any:
 
 
 class Mapper(Protocol):
-    """A protocol mapping: a pure, per-run state machine from ``ChatEvent`` to frame dicts."""
+    """A protocol mapping: a pure, per-run state machine from ``ChatEvent`` to frame dicts.
+
+    A mapper may also publish the hot path as ``delta_prefixes``, a mapping from an event type to a mapping
+    from block id to bytes: for a delta event (one with ``id`` and ``delta``) found there, the one frame
+    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` and feeding it would change no state (the
+    block is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame
+    without calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+    """
 
     def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
         """Frames for one event (the sequence checker runs inside)."""
@@ -183,6 +190,7 @@ class Mapper(Protocol):
 
 
 ErrorHook = Callable[[BaseException], object]
+_NO_PREFIXES: Mapping[str, Mapping[str, bytes]] = {}
 
 
 def error_text(exc: BaseException, expose_errors: bool) -> str:
@@ -234,18 +242,27 @@ async def encode_frames(
     up to ``coalesce`` bytes, since all of it is ready. ``trailer`` is written after the last frame. The
     events' iterator is always closed.
     """
+    feed = mapper.feed
+    table: Mapping[str, Mapping[str, bytes]] | None = getattr(mapper, "delta_prefixes", None)
+    live = _NO_PREFIXES if table is None else table
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)
-        feed = mapper.feed
         try:
             try:
                 async for event in iterator:
-                    frames = feed(event)
-                    if frames:
+                    # The fields of a pydantic model live in its __dict__; reading them there is faster.
+                    fields = event.__dict__
+                    prefixes = live.get(fields["type"])
+                    if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                        chunk = b"data: " + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                    else:
+                        frames = feed(event)
+                        if not frames:
+                            continue
                         chunk = _encode(frames)
-                        if len(chunk) > max_frame_bytes:
-                            raise FrameTooLarge(len(chunk), max_frame_bytes)
-                        yield chunk
+                    if len(chunk) > max_frame_bytes:
+                        raise FrameTooLarge(len(chunk), max_frame_bytes)
+                    yield chunk
                 tail = mapper.close()
             except Exception as exc:
                 tail = _failure(mapper, exc, expose_errors, on_error)
@@ -255,13 +272,28 @@ async def encode_frames(
         return
 
     # All events are ready: collect the frames' JSON payloads and write each batch with one join, the
-    # ``data: `` prefixes and blank lines going in as the join's separator.
-    feed = mapper.feed
+    # ``data: `` prefixes and blank lines going in as the join's separator. A delta frame too large to
+    # send fills a batch by itself, so it is caught where the batch is flushed.
+    coalesce = min(coalesce, max_frame_bytes)
     payloads: list[bytes] = []
     add = payloads.append
     size = 0
     try:
         for event in events:
+            fields = event.__dict__
+            prefixes = live.get(fields["type"])
+            if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                payload = prefix + _dumps(fields["delta"]) + b"}"
+                add(payload)
+                size += len(payload) + 8
+                if size >= coalesce:
+                    if len(payload) + 8 > max_frame_bytes:
+                        payloads.pop()
+                        raise FrameTooLarge(len(payload) + 8, max_frame_bytes)
+                    yield b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n"
+                    payloads.clear()
+                    size = 0
+                continue
             frames = feed(event)
             if not frames:
                 continue

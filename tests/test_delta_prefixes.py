@@ -1,0 +1,101 @@
+"""The SSE writer's delta hot path: frames written from a mapper's ``delta_prefixes`` equal ``feed``'s."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+
+from streamkit.events import (
+    ChatEvent,
+    RunError,
+    RunFinished,
+    RunStarted,
+    SequenceChecker,
+    TextDelta,
+    TextEnd,
+    TextStart,
+)
+from streamkit.sse import encode_frames
+
+
+class _Mapper:
+    """A tiny text-only mapper; with ``hot=True`` it publishes its open text blocks as delta prefixes."""
+
+    def __init__(self, hot: bool) -> None:
+        self.checker = SequenceChecker()
+        self._prefixes: dict[str, bytes] = {}
+        if hot:
+            self.delta_prefixes = {"text-delta": self._prefixes}
+        self.fed: list[str] = []
+
+    def _map(self, event: ChatEvent) -> list[dict[str, Any]]:
+        if isinstance(event, TextDelta):
+            return [{"type": "delta", "id": event.id, "delta": event.delta}]
+        if isinstance(event, RunError):
+            return [{"type": "error", "message": event.message}]
+        return [{"type": event.type}]
+
+    def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+        self.fed.append(event.type)
+        out = [f for e in self.checker.feed(event) for f in self._map(e)]
+        self._prefixes.clear()
+        for block_id in self.checker.streaming("text"):
+            self._prefixes[block_id] = b'{"type":"delta","id":' + orjson.dumps(block_id) + b',"delta":'
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        return [f for e in self.checker.close() for f in self._map(e)]
+
+    def fail(self, message: str, code: str | None = None) -> list[dict[str, Any]]:
+        return self.feed(RunError(message=message, code=code))
+
+
+def _run(n: int = 50) -> list[ChatEvent]:
+    out: list[ChatEvent] = [RunStarted(), TextStart(id="a")]
+    out += [TextDelta(id="a", delta=f"w{i} \u00e9\n\"") for i in range(n)]
+    out += [TextDelta(id="b", delta="implied start"), TextEnd(id="a"), TextDelta(id="a", delta="reopened")]
+    return [*out, RunFinished()]
+
+
+async def _encode(events: Any, mapper: _Mapper, **kw: Any) -> bytes:
+    return b"".join([chunk async for chunk in encode_frames(events, mapper, **kw)])
+
+
+async def _agen(events: list[ChatEvent]) -> AsyncIterator[ChatEvent]:
+    for event in events:
+        yield event
+
+
+@pytest.mark.parametrize("source", ["sync", "async"])
+@pytest.mark.parametrize("coalesce", [1, 64, 16384])
+async def test_hot_path_writes_the_same_bytes(source: str, coalesce: int) -> None:
+    events = _run()
+    cold, hot = _Mapper(hot=False), _Mapper(hot=True)
+    want = await _encode(events if source == "sync" else _agen(events), cold, coalesce=coalesce)
+    got = await _encode(events if source == "sync" else _agen(events), hot, coalesce=coalesce)
+    assert got == want
+    # the hot path really ran: only the deltas for blocks that were not open reached feed
+    assert hot.fed.count("text-delta") == 2
+    assert cold.fed.count("text-delta") == len([e for e in events if e.type == "text-delta"])
+
+
+@pytest.mark.parametrize("source", ["sync", "async"])
+async def test_hot_path_keeps_the_frame_size_guard(source: str) -> None:
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextDelta(id="a", delta="ok")]
+    events += [TextDelta(id="a", delta="x" * 5000), TextDelta(id="a", delta="after")]
+    body = await _encode(events if source == "sync" else _agen(events), _Mapper(hot=True), max_frame_bytes=1000)
+    frames = [orjson.loads(f[6:]) for f in body.split(b"\n\n") if f]
+    assert [f["type"] for f in frames] == ["run-started", "text-start", "delta", "text-end", "error"]
+    assert frames[2]["delta"] == "ok"
+
+
+@pytest.mark.parametrize("source", ["sync", "async"])
+async def test_unencodable_delta_on_the_hot_path_ends_the_stream_with_an_error(source: str) -> None:
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextDelta(id="a", delta="ok")]
+    events += [TextDelta(id="a", delta="lone \ud800 surrogate"), TextDelta(id="a", delta="after")]
+    body = await _encode(events if source == "sync" else _agen(events), _Mapper(hot=True))
+    frames = [orjson.loads(f[6:]) for f in body.split(b"\n\n") if f]
+    assert [f["type"] for f in frames] == ["run-started", "text-start", "delta", "text-end", "error"]
