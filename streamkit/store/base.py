@@ -248,6 +248,7 @@ class StoreWriter:
         if task is not None and not task.done():
             self._stopping = True
             self._wake.set()
+            self._full.set()  # cut short an interval wait in progress
             await asyncio.shield(task)
 
     async def flush(self) -> None:
