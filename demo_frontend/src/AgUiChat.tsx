@@ -57,8 +57,12 @@ function toView(messages: readonly Message[], open: ReadonlySet<string>, sources
     if (content) turn.parts.push({ kind: "text", key: m.id, text: content, streaming: open.has(m.id) });
     for (const call of (m.toolCalls as { id: string; function: { name: string; arguments: string } }[] | undefined) ?? []) {
       const result = results.get(call.id);
-      const meta = (result?.metadata as Loose | undefined)?.streamkit as Loose | undefined;
-      const failed = !!result && (meta?.error === true || meta?.denied === true || typeof result.error === "string");
+      // streamkit marks a failed (or denied) call on the tool message's metadata; `error` is the message field
+      const meta = (result?.metadata as Loose | undefined) ?? {};
+      const ours = (meta.streamkit as Loose | undefined) ?? {};
+      const failed =
+        !!result &&
+        (meta.isError === true || meta.denied === true || ours.error === true || typeof result.error === "string");
       let state: ToolState = open.has(call.id) ? "input-streaming" : "input-available";
       if (result) state = failed ? "output-error" : "output-available";
       const part: PartView = {

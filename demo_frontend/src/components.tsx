@@ -20,6 +20,9 @@ function pretty(value: unknown): string {
   if (value === undefined) return "";
   if (typeof value === "string") return value;
   try {
+    const flat = JSON.stringify(value);
+    // short values on one line, longer ones indented
+    if (flat.length <= 110) return JSON.stringify(value, null, 1).replace(/\n\s*/g, " ");
     return JSON.stringify(value, null, 2);
   } catch {
     return String(value);
@@ -375,7 +378,7 @@ export function FrameInspector({ log, route }: { log: FrameLog; route: string })
         </span>
         <span className="spacer" />
         <label className="toggle">
-          <input type="checkbox" checked={deltas} onChange={(e) => setDeltas(e.target.checked)} /> deltas
+          <input type="checkbox" checked={deltas} onChange={(e) => setDeltas(e.target.checked)} /> show deltas
         </label>
         <button type="button" className="link" onClick={() => log.clear()}>
           clear
@@ -393,7 +396,7 @@ export function FrameInspector({ log, route }: { log: FrameLog; route: string })
         {shown.map((f) => (
           <div key={f.seq} className={`frame kind-${f.kind}`} title={f.text}>
             <span className="frame-at">{f.kind === "request" ? "→" : `+${f.at}ms`}</span>
-            <span className={`pill ${tone(f)}`}>{f.label}</span>
+            <span className={`pill p-${tone(f)}`}>{f.label}</span>
             <span className="frame-text">{f.text}</span>
           </div>
         ))}

@@ -63,14 +63,18 @@ export class FrameLog {
   }
 }
 
-function frameLabel(data: string): string {
+/** The frame's type for the label, and its JSON without the type for the text (the raw data otherwise). */
+function describe(data: string): [string, string] {
   try {
     const value = JSON.parse(data);
-    if (value && typeof value === "object" && typeof value.type === "string") return value.type;
+    if (value && typeof value === "object" && !Array.isArray(value) && typeof value.type === "string") {
+      const { type, ...rest } = value as { type: string };
+      return [type, JSON.stringify(rest)];
+    }
   } catch {
     /* not JSON: [DONE] and the like */
   }
-  return data.length > 24 ? data.slice(0, 24) + "…" : data;
+  return [data.length > 24 ? data.slice(0, 24) + "…" : data, data];
 }
 
 function parseFrame(raw: string, log: FrameLog, at: number): void {
@@ -81,8 +85,8 @@ function parseFrame(raw: string, log: FrameLog, at: number): void {
     else if (line.startsWith(":")) comment = line.slice(1).trim();
   }
   if (data.length) {
-    const text = data.join("\n");
-    log.add("frame", frameLabel(text), text, at);
+    const [label, text] = describe(data.join("\n"));
+    log.add("frame", label, text, at);
   } else if (comment !== null) {
     log.add("comment", "comment", `: ${comment}`, at);
   }

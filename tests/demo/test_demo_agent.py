@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import time
 from typing import Any
 
@@ -110,7 +112,7 @@ def test_state_is_a_snapshot_then_step_by_step_updates(path: str) -> None:
     assert last["status"] == ("failed" if path == "failure" else "done")
     assert {s["status"] for s in last["steps"]} <= {"done", "failed"}
     # step by step: each update changes one step (or the task status), never the whole plan at once
-    for before, after in zip(states, states[1:], strict=False):
+    for before, after in itertools.pairwise(states):
         changed = [a for b, a in zip(before.state["steps"], after.state["steps"], strict=True) if a != b]
         assert len(changed) <= 1
         assert changed or before.state["status"] != after.state["status"]
@@ -129,8 +131,6 @@ def test_tool_calls_stream_arguments_then_end_with_the_parsed_input(path: str) -
         (end,) = [e for e in events if isinstance(e, ToolCallEnd) and e.id == start.id]
         (result,) = [e for e in events if isinstance(e, ToolResult) and e.id == start.id]
         assert len(deltas) > 1  # streamed in pieces
-        import json
-
         assert json.loads("".join(deltas)) == end.input
         output, error = run_tool(TOOLS, start.name, end.input)
         assert (result.output, result.error) == (output, error)
@@ -232,7 +232,9 @@ def test_ids_are_unique_within_a_run_and_differ_between_runs() -> None:
     def ids(events: list[ChatEvent]) -> set[str]:
         return {e.id for e in events if e.type in ("text-start", "reasoning-start", "tool-call-start", "source")}  # type: ignore[union-attr]
 
-    assert len(ids(one)) == len([e for e in one if e.type in ("text-start", "reasoning-start", "tool-call-start", "source")])
+    assert len(ids(one)) == len(
+        [e for e in one if e.type in ("text-start", "reasoning-start", "tool-call-start", "source")]
+    )
     assert not ids(one) & ids(two)
 
 
@@ -291,7 +293,14 @@ def test_split_tokens_round_trips(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("expression", "expected"),
-    [("(3 + 4) * 2", 14), ("7/2", 3.5), ("2^10", 1024), ("-3 ** 2", -9), ("10 // 3 + 10 % 3", 4), ("2**0.5", 1.4142135624)],
+    [
+        ("(3 + 4) * 2", 14),
+        ("7/2", 3.5),
+        ("2^10", 1024),
+        ("-3 ** 2", -9),
+        ("10 // 3 + 10 % 3", 4),
+        ("2**0.5", 1.4142135624),
+    ],
 )
 def test_calculate(expression: str, expected: Any) -> None:
     assert run_tool(TOOLS, "calculate", {"expression": expression}) == (

@@ -112,7 +112,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         ("run-started",),
         ("step", "model-call-1"),
         ("reasoning", "The user asks for 17 times 23. 17 * 20 = 340, 17 * 3 = 51, so 340 + 51 = 391."),
-        ("text", "17 × 23 = **391**."),
+        ("text", "17 \u00d7 23 = **391**."),
         ("/step", "model-call-1"),
         (
             "run-finished",
@@ -132,7 +132,11 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         ("reasoning", "Okay, the user just said hi. I should greet them back briefly."),
         ("text", "Hi there! What would you like to talk about?"),
         ("/step", "model-call-1"),
-        ("run-finished", "stop", {"input_tokens": 12, "output_tokens": 31, "total_tokens": 43, "model": "reasoning_field"}),
+        (
+            "run-finished",
+            "stop",
+            {"input_tokens": 12, "output_tokens": 31, "total_tokens": 43, "model": "reasoning_field"},
+        ),
     ],
     "tool_call": [
         ("run-started",),
@@ -166,7 +170,11 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         ("step", "model-call-2"),
         ("text", "Paris is 21°C and partly cloudy; Tokyo is 24°C with light rain. Tokyo is 3°C warmer."),
         ("/step", "model-call-2"),
-        ("run-finished", "stop", {"input_tokens": 721, "output_tokens": 65, "total_tokens": 786, "model": "parallel_tools"}),
+        (
+            "run-finished",
+            "stop",
+            {"input_tokens": 721, "output_tokens": 65, "total_tokens": 786, "model": "parallel_tools"},
+        ),
     ],
     "text_then_tool": [
         ("run-started",),
@@ -238,8 +246,9 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         (
             "run-error",
             "http_429",
-            "The model server answered HTTP 429 (rate limited: try again later): Rate limit reached for gpt-4o-mini "
-            "in organization org-demo on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.",
+            "The model server answered HTTP 429 (rate limited: try again later): Rate limit reached for "
+            "gpt-4o-mini in organization org-demo on requests per min (RPM): Limit 3, Used 3, Requested 1. "
+            "Please try again in 20s.",
         ),
     ],
 }
@@ -250,9 +259,7 @@ def test_every_recording_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
-async def test_recording_maps_to_the_expected_events(
-    scenario: str, replay: tuple[str, list[dict[str, Any]]]
-) -> None:
+async def test_recording_maps_to_the_expected_events(scenario: str, replay: tuple[str, list[dict[str, Any]]]) -> None:
     url, _ = replay
     agent = OpenAIAgent(url, scenario, api_key="sk-test", max_steps=3, show_plan=False)
     assert summarize(await collect(agent)) == EXPECTED[scenario]
@@ -297,8 +304,16 @@ async def test_requests_carry_tools_history_and_tool_results(replay: tuple[str, 
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "chatcmpl-tool-a1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-            {"id": "chatcmpl-tool-b2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}},
+            {
+                "id": "chatcmpl-tool-a1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            },
+            {
+                "id": "chatcmpl-tool-b2",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'},
+            },
         ],
     }
     assert paris == {"role": "tool", "tool_call_id": "chatcmpl-tool-a1", "content": json.dumps(PARIS)}
@@ -377,11 +392,26 @@ async def test_closing_early_closes_the_connection(replay: tuple[str, list[dict[
 
 def test_mapper_buffers_arguments_until_the_name_arrives() -> None:
     mapper = CompletionMapper("p")
-    assert mapper.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]}) == []
-    started = mapper.feed(
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "calculate", "arguments": ": 1}"}}]}}]}
+    assert (
+        mapper.feed(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]}
+        )
+        == []
     )
-    assert [(e.type, getattr(e, "id", None)) for e in started] == [("tool-call-start", "call_p_0"), ("tool-call-args-delta", "call_p_0")]
+    started = mapper.feed(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"name": "calculate", "arguments": ": 1}"}}]},
+                }
+            ]
+        }
+    )
+    assert [(e.type, getattr(e, "id", None)) for e in started] == [
+        ("tool-call-start", "call_p_0"),
+        ("tool-call-args-delta", "call_p_0"),
+    ]
     assert started[1].delta == '{"a": 1}'  # type: ignore[union-attr]
     (end,) = mapper.close()
     assert end.type == "tool-call-end" and end.input == {"a": 1}  # type: ignore[union-attr]
@@ -415,7 +445,9 @@ def test_mapper_switches_between_reasoning_and_text() -> None:
 
 def test_mapper_empty_arguments_mean_no_input() -> None:
     mapper = CompletionMapper("p")
-    mapper.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "x"}}]}}]})
+    mapper.feed(
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "x"}}]}}]}
+    )
     (end,) = mapper.close()
     assert end.input == {}  # type: ignore[union-attr]
 
@@ -445,7 +477,9 @@ def test_conversation_to_openai_messages() -> None:
                 ToolCallPart(id="c2", name="calculate", input='{"expression": "1+"'),
             ],
         ),
-        Message(id="a2", role="assistant", parts=[ToolCallPart(id="c3", name="calculate", input={"expression": "1/0"})]),
+        Message(
+            id="a2", role="assistant", parts=[ToolCallPart(id="c3", name="calculate", input={"expression": "1/0"})]
+        ),
         Message(id="t3", role="tool", parts=[ToolResultPart(id="c3", error="division by zero")]),
         Message(id="u2", role="user", parts=[TextPart(text="thanks")]),
     ]
@@ -463,19 +497,29 @@ def test_conversation_to_openai_messages() -> None:
         {
             "role": "assistant",
             "content": "Checking.",
-            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}],
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+            ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 3}'},
         {
             "role": "assistant",
             "content": "Cold. Anything else?",
-            "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "calculate", "arguments": '{"expression": "1+"'}}],
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "calculate", "arguments": '{"expression": "1+"'}}
+            ],
         },
         {"role": "tool", "tool_call_id": "c2", "content": "No result was recorded."},
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "calculate", "arguments": '{"expression": "1/0"}'}}],
+            "tool_calls": [
+                {
+                    "id": "c3",
+                    "type": "function",
+                    "function": {"name": "calculate", "arguments": '{"expression": "1/0"}'},
+                }
+            ],
         },
         {"role": "tool", "tool_call_id": "c3", "content": "Error: division by zero"},
         {"role": "user", "content": "thanks"},
