@@ -10,6 +10,13 @@ export default defineConfig({
     emptyOutDir: true,
     assetsDir: "assets",
     chunkSizeWarningLimit: 1200,
+    rollupOptions: {
+      onwarn(warning, warn) {
+        // "use client" directives of React libraries mean nothing in a client-only bundle
+        if (warning.code === "MODULE_LEVEL_DIRECTIVE") return;
+        warn(warning);
+      },
+    },
   },
   server: {
     proxy: { "/api": "http://127.0.0.1:8000" },

@@ -74,7 +74,7 @@ function describe(data: string): [string, string] {
   } catch {
     /* not JSON: [DONE] and the like */
   }
-  return [data.length > 24 ? data.slice(0, 24) + "…" : data, data];
+  return data.length > 24 ? [data.slice(0, 24) + "…", data] : [data, ""];
 }
 
 function parseFrame(raw: string, log: FrameLog, at: number): void {
