@@ -106,7 +106,7 @@ _GREETINGS = frozenset(
     }
 )
 _LONG = ("long", "story", "essay", "in detail", "poem", "tell me everything")
-_FAIL = ("fail", "broken", "error", "divide by zero", "divided by zero")
+_FAIL = ("fail", "broken", "divide by zero", "divided by zero")
 _SEVERAL = ("compare", "comparison", "trip", "versus", " vs ", "several", "multiple")
 _ARITHMETIC = re.compile(r"[-+(]*\d[\d.]*(?:\s*(?:\*\*|//|[-+*/%^x\u00d7\u00f7])\s*[-+(]*\d[\d.]*\)*)+")
 _WEATHER_CITY = re.compile(r"\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]{1,40}?)\s*(?:[?!.,;]|$| today| now)")

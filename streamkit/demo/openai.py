@@ -505,6 +505,13 @@ class OpenAIAgent:
         body.update(self.extra_body)
         return body
 
+    def _system(self, run: RunInput) -> str | None:
+        """The system prompt, with the client's context items (AG-UI ``context``) appended."""
+        if not run.context:
+            return self.system_prompt
+        lines = "\n".join(f"- {item.description}: {item.value}" for item in run.context)
+        return f"{self.system_prompt or ''}\n\nContext from the application:\n{lines}".lstrip()
+
     def __call__(self, run: RunInput) -> AsyncIterator[ChatEvent]:
         """Stream one run: model calls and tool calls until the model stops (at most ``max_steps``)."""
         return self._run(run)
@@ -524,7 +531,7 @@ class OpenAIAgent:
         plan = _RunPlan(last_user_text(run)) if self.show_plan else None
         if plan is not None:
             yield StateSnapshot(state=plan.render())
-        messages = to_openai_messages(run.messages, self.system_prompt)
+        messages = to_openai_messages(run.messages, self._system(run))
         totals = {"input": 0, "output": 0, "reasoning": 0, "cached": 0}
         seen_usage = False
         finish: FinishReason = "stop"

@@ -14,6 +14,7 @@ from streamkit.demo.openai import CompletionMapper, ModelConfig, OpenAIAgent, to
 from streamkit.demo.tools import DEFAULT_TOOLS
 from streamkit.events import (
     ChatEvent,
+    ContextItem,
     FilePart,
     Message,
     ReasoningPart,
@@ -546,6 +547,16 @@ def test_model_config_from_flags_and_environment() -> None:
     agent = OpenAIAgent.from_config(ModelConfig("http://h/v1/", "m", None), max_steps=2)
     assert (agent.url, agent.model, agent.max_steps) == ("http://h/v1/chat/completions", "m", 2)
     assert "k-secret" not in repr(OpenAIAgent("http://h/v1", "m", api_key="k-secret"))
+
+
+async def test_context_items_join_the_system_prompt(replay: tuple[str, list[dict[str, Any]]]) -> None:
+    url, requests = replay
+    run = user_run().model_copy(update={"context": [ContextItem(description="user's city", value="Lisbon")]})
+    await collect(OpenAIAgent(url, "plain_text", system_prompt="Be brief.", show_plan=False), run)
+    assert requests[-1]["body"]["messages"][0] == {
+        "role": "system",
+        "content": "Be brief.\n\nContext from the application:\n- user's city: Lisbon",
+    }
 
 
 def test_request_body_options() -> None:
