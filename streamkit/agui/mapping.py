@@ -1,0 +1,649 @@
+"""ChatEvents to AG-UI events: a pure, synchronous state machine for one run.
+
+:class:`AGUIMapper` implements :class:`streamkit.sse.Mapper`. Every event first goes through a
+:class:`~streamkit.events.SequenceChecker` (repairing a sloppy core, or raising in strict mode), then a dispatch
+table of small handlers turns it into AG-UI event dicts: camelCase keys, optional fields omitted (never
+``null``), payloads rewritten with :func:`streamkit.sse.js_value` so the bytes match ``JSON.stringify``.
+
+What the client receives for each ChatEvent:
+
+==========================  ==========================================================================
+ChatEvent                   AG-UI events
+==========================  ==========================================================================
+RunStarted                  ``RUN_STARTED`` (``protocolVersion`` "1.0")
+RunFinished                 ``RUN_FINISHED`` (``result``, ``usage``; ``outcome`` interrupt when the run
+                            has interrupts or pending tool approvals)
+RunError                    ``RUN_ERROR`` (message word for word)
+RunAborted                  ``RUN_FINISHED`` with ``outcome: {"type": "cancelled"}``
+StepStarted / StepFinished  ``STEP_STARTED`` / ``STEP_FINISHED``
+TextStart/Delta/End         ``TEXT_MESSAGE_START`` (assistant) / ``_CONTENT`` / ``_END``
+ReasoningStart/Delta/End    ``REASONING_START`` + ``REASONING_MESSAGE_START`` / ``_CONTENT`` /
+                            ``REASONING_MESSAGE_END`` (+ ``REASONING_ENCRYPTED_VALUE``) + ``REASONING_END``
+ToolCallStart/ArgsDelta     ``TOOL_CALL_START`` (``parentMessageId``: the current assistant message) /
+                            ``TOOL_CALL_ARGS``
+ToolCallEnd                 ``TOOL_CALL_END`` (a final ``input`` never streamed goes out as one
+                            ``TOOL_CALL_ARGS`` first; a whole call reported at once gets its START too)
+ToolResult                  ``TOOL_CALL_RESULT`` (errors and denials as content + metadata); preliminary
+                            results as ``CUSTOM streamkit.preliminary_tool_result``
+ToolApprovalRequest         an ``Interrupt`` (reason ``tool_approval``) in the final ``RUN_FINISHED``
+ToolApprovalResponse        ``CUSTOM streamkit.tool_approval_response``
+StateSnapshot               ``STATE_SNAPSHOT``
+StateUpdate                 ``STATE_DELTA`` against what the client holds (or a snapshot, see below)
+StateDelta                  ``STATE_DELTA`` once checked against what the client holds
+MessagesSnapshot            ``MESSAGES_SNAPSHOT``
+Data / Source / File        ``CUSTOM streamkit.data`` / ``streamkit.source`` / ``streamkit.file``
+MessageMetadata             ``CUSTOM streamkit.message_metadata``
+Custom / Raw                ``CUSTOM`` / ``RAW``
+==========================  ==========================================================================
+
+State: the mapper tracks the state the client holds (the request's ``state``, then whatever was sent). A
+``StateUpdate`` is diffed against it (:func:`streamkit.agui.state.diff`) and sent as a verified patch, or as a
+snapshot when no patch is sure to apply (or, with ``snapshot_when_larger``, when the patch outweighs the state).
+A core's ``StateDelta`` is applied to it first: one that would fail on the client is dropped (repair mode) or
+raises :class:`~streamkit.events.ProtocolError` (strict mode).
+
+Ids: text, reasoning and tool-result messages never share an id with each other, with a tool call, or with a
+message already in the client's history (``reserved_ids``); a clashing id gets a ``-2``, ``-3``… suffix.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..events import (
+    ChatEvent,
+    Custom,
+    Data,
+    File,
+    MessageMetadata,
+    MessagesSnapshot,
+    ProtocolError,
+    Raw,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    RunAborted,
+    RunError,
+    RunFinished,
+    RunStarted,
+    SequenceChecker,
+    Source,
+    StateDelta,
+    StateSnapshot,
+    StateUpdate,
+    StepFinished,
+    StepStarted,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from ..sse import dumps, js_value
+from .messages import json_text, to_agui_messages, tool_content
+from .state import PatchError, apply_patch, check_patch, diff, to_json
+
+__all__ = [
+    "DATA",
+    "FILE",
+    "MESSAGE_METADATA",
+    "PRELIMINARY_TOOL_RESULT",
+    "PROTOCOL_VERSION",
+    "SOURCE",
+    "TOOL_APPROVAL_RESPONSE",
+    "AGUIMapper",
+]
+
+logger = logging.getLogger("streamkit.agui")
+
+PROTOCOL_VERSION = "1.0"
+"""The AG-UI protocol version announced in ``RUN_STARTED``."""
+
+DATA = "streamkit.data"
+"""CUSTOM name for ``Data``: value ``{"name", "data", "id"?, "transient"?}``."""
+SOURCE = "streamkit.source"
+"""CUSTOM name for ``Source``: value ``{"id", "url"?, "title"?, "mediaType"?, "filename"?}``."""
+FILE = "streamkit.file"
+"""CUSTOM name for ``File``: value ``{"url", "mediaType"}``."""
+MESSAGE_METADATA = "streamkit.message_metadata"
+"""CUSTOM name for ``MessageMetadata``: value = the metadata."""
+TOOL_APPROVAL_RESPONSE = "streamkit.tool_approval_response"
+"""CUSTOM name for ``ToolApprovalResponse``: value ``{"id", "approved", "reason"?}``."""
+PRELIMINARY_TOOL_RESULT = "streamkit.preliminary_tool_result"
+"""CUSTOM name for a preliminary ``ToolResult``: value ``{"toolCallId", "output"}``."""
+
+_MAX_SAFE = 2**53 - 1
+_USAGE_FIELDS = (
+    ("input_tokens", "inputTokens"),
+    ("output_tokens", "outputTokens"),
+    ("total_tokens", "totalTokens"),
+    ("reasoning_tokens", "reasoningTokens"),
+    ("cached_input_tokens", "cachedInputTokens"),
+)
+
+Frame = dict[str, Any]
+
+
+def _usage(usage: Usage) -> Frame:
+    out: Frame = {}
+    if usage.provider is not None:
+        out["provider"] = usage.provider
+    if usage.model is not None:
+        out["model"] = usage.model
+    for name, key in _USAGE_FIELDS:
+        value = getattr(usage, name)
+        if value is not None and value <= _MAX_SAFE:
+            out[key] = value
+    return out
+
+
+def _meta(**fields: Any) -> dict[str, Any] | None:
+    """Event metadata with the fields that have a value (None, False left out), or None when there are none."""
+    kept = {k: v for k, v in fields.items() if v is not None and v is not False}
+    return js_value(kept) if kept else None
+
+
+class AGUIMapper:
+    """Maps one run's ``ChatEvent`` stream to AG-UI event dicts (implements :class:`streamkit.sse.Mapper`).
+
+    ``thread_id``/``run_id`` are the request's (a ``RunStarted`` that names its own wins); ``state`` is the
+    state the client holds (the request's ``state``). ``known_tool_calls`` are tool calls of earlier runs whose
+    results may arrive in this one, ``known_approvals`` the interrupt ids the request resumes, ``reserved_ids``
+    the ids of the messages already in the client's history. ``strict`` raises
+    :class:`~streamkit.events.ProtocolError` on a malformed sequence or a patch that would not apply, instead of
+    repairing. ``snapshot_when_larger`` sends a ``STATE_SNAPSHOT`` instead of a ``STATE_DELTA`` that would weigh
+    more than the state.
+    """
+
+    __slots__ = (
+        "_approvals",
+        "_assistant",
+        "_checker",
+        "_done",
+        "_handlers",
+        "_ids",
+        "_open_reasoning",
+        "_open_text",
+        "_open_tools",
+        "_parent_run_id",
+        "_reasoning_wire",
+        "_run_id",
+        "_started",
+        "_state",
+        "_streamed",
+        "_text_wire",
+        "_thread_id",
+        "_tools_seen",
+        "snapshot_when_larger",
+        "strict",
+    )
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        run_id: str,
+        state: Any = None,
+        strict: bool = False,
+        snapshot_when_larger: bool = True,
+        known_tool_calls: Iterable[str] = (),
+        known_approvals: Iterable[str] = (),
+        reserved_ids: Iterable[str] = (),
+        parent_run_id: str | None = None,
+    ) -> None:
+        self.strict = strict
+        self.snapshot_when_larger = snapshot_when_larger
+        self._checker = SequenceChecker(
+            strict=strict, known_tool_calls=known_tool_calls, known_approvals=known_approvals
+        )
+        self._thread_id = thread_id
+        self._run_id = run_id
+        self._parent_run_id = parent_run_id
+        self._state = to_json(state)
+        self._started = False
+        self._done = False
+        self._assistant: str | None = None
+        self._ids: dict[str, str] = dict.fromkeys(reserved_ids, "history")
+        self._text_wire: dict[str, str] = {}
+        self._reasoning_wire: dict[str, str] = {}
+        self._open_text: dict[str, str] = {}
+        self._open_reasoning: dict[str, str] = {}
+        self._open_tools: dict[str, Frame] = {}
+        self._tools_seen: set[str] = set()
+        self._streamed: set[str] = set()
+        self._approvals: list[Frame] = []
+        self._handlers: dict[str, Callable[[Any], list[Frame]]] = {
+            "run-started": self._run_started,
+            "run-finished": self._run_finished,
+            "run-error": self._run_error,
+            "run-aborted": self._run_aborted,
+            "step-started": self._step_started,
+            "step-finished": self._step_finished,
+            "text-start": self._text_start,
+            "text-delta": self._text_delta,
+            "text-end": self._text_end,
+            "reasoning-start": self._reasoning_start,
+            "reasoning-delta": self._reasoning_delta,
+            "reasoning-end": self._reasoning_end,
+            "tool-call-start": self._tool_start,
+            "tool-call-args-delta": self._tool_delta,
+            "tool-call-end": self._tool_end,
+            "tool-result": self._tool_result,
+            "tool-approval-request": self._approval_request,
+            "tool-approval-response": self._approval_response,
+            "state-snapshot": self._state_snapshot,
+            "state-update": self._state_update,
+            "state-delta": self._state_delta,
+            "messages-snapshot": self._messages_snapshot,
+            "data": self._data,
+            "source": self._source,
+            "file": self._file,
+            "message-metadata": self._message_metadata,
+            "custom": self._custom,
+            "raw": self._raw,
+        }
+
+    # -- the Mapper protocol -----------------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The state the client holds once it has applied everything returned so far."""
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        """True once the terminal event (``RUN_FINISHED`` or ``RUN_ERROR``) has been returned."""
+        return self._done
+
+    def feed(self, event: ChatEvent) -> list[Frame]:
+        """The AG-UI events for one ChatEvent (after the sequence checker)."""
+        events = self._checker.feed(event)
+        if len(events) == 1:
+            ev = events[0]
+            return self._handlers[ev.type](ev)
+        out: list[Frame] = []
+        for ev in events:
+            out += self._handlers[ev.type](ev)
+        return out
+
+    def close(self) -> list[Frame]:
+        """The core's stream ended: close what is open and end the run (nothing if it already ended)."""
+        if self._done:
+            return []
+        out: list[Frame] = []
+        for ev in self._checker.close():
+            out += self._handlers[ev.type](ev)
+        return out
+
+    def fail(self, message: str, code: str | None = None) -> list[Frame]:
+        """End the run with ``RUN_ERROR`` (after ``RUN_STARTED`` if nothing was sent yet); nothing if it ended."""
+        if self._done:
+            return []
+        self._done = True
+        out: list[Frame] = []
+        if not self._started:
+            self._started = True
+            out.append(self._run_started_frame(None))
+        error: Frame = {"type": "RUN_ERROR", "message": message}
+        if code is not None:
+            error["code"] = code
+        out.append(error)
+        return out
+
+    # -- ids ---------------------------------------------------------------------------------------
+
+    def _fresh(self, base: str, kind: str) -> str:
+        wire = base
+        n = 1
+        while wire in self._ids:
+            n += 1
+            wire = f"{base}-{n}"
+        self._ids[wire] = kind
+        return wire
+
+    def _claim(self, block_id: str, kind: str, aliases: dict[str, str]) -> str:
+        """The wire id of a text/reasoning block: its own unless another message already uses it."""
+        wire = aliases.get(block_id)
+        if wire is not None:
+            return wire
+        owner = self._ids.get(block_id)
+        if owner is None:
+            self._ids[block_id] = kind
+            return block_id
+        if owner == kind:
+            return block_id
+        wire = self._fresh(block_id, kind)
+        aliases[block_id] = wire
+        logger.warning("renamed %s message %r to %r: the id is already used by a %s", kind, block_id, wire, owner)
+        return wire
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def _run_started_frame(self, event: RunStarted | None) -> Frame:
+        frame: Frame = {
+            "type": "RUN_STARTED",
+            "threadId": self._thread_id,
+            "runId": self._run_id,
+            "protocolVersion": PROTOCOL_VERSION,
+        }
+        if self._parent_run_id is not None:
+            frame["parentRunId"] = self._parent_run_id
+        if event is not None and event.metadata is not None:
+            frame["metadata"] = js_value(event.metadata)
+        return frame
+
+    def _run_started(self, event: RunStarted) -> list[Frame]:
+        if event.thread_id is not None:
+            self._thread_id = event.thread_id
+        if event.run_id is not None:
+            self._run_id = event.run_id
+        if event.parent_run_id is not None:
+            self._parent_run_id = event.parent_run_id
+        if event.message_id is not None:
+            self._assistant = event.message_id
+            self._ids.setdefault(event.message_id, "assistant")
+        self._started = True
+        return [self._run_started_frame(event)]
+
+    def _end(self, frame: Frame) -> list[Frame]:
+        dumps(frame)  # a payload that cannot be sent must fail here, before the run counts as ended
+        self._done = True
+        return [frame]
+
+    def _run_finished(self, event: RunFinished) -> list[Frame]:
+        frame: Frame = {"type": "RUN_FINISHED", "threadId": self._thread_id, "runId": self._run_id}
+        if event.result is not None:
+            frame["result"] = js_value(event.result)
+        interrupts = [_interrupt(i) for i in event.interrupts or ()] + self._approvals
+        if interrupts:
+            frame["outcome"] = {"type": "interrupt", "interrupts": interrupts}
+        if event.usage is not None:
+            usage = _usage(event.usage)
+            if usage:
+                frame["usage"] = [usage]
+        metadata = dict(event.metadata) if event.metadata else {}
+        if event.finish_reason != "stop":
+            metadata["finishReason"] = event.finish_reason
+        if metadata:
+            frame["metadata"] = js_value(metadata)
+        return self._end(frame)
+
+    def _run_error(self, event: RunError) -> list[Frame]:
+        frame: Frame = {"type": "RUN_ERROR", "message": event.message}
+        if event.code is not None:
+            frame["code"] = event.code
+        return self._end(frame)
+
+    def _run_aborted(self, event: RunAborted) -> list[Frame]:
+        frame: Frame = {
+            "type": "RUN_FINISHED",
+            "threadId": self._thread_id,
+            "runId": self._run_id,
+            "outcome": {"type": "cancelled"},
+        }
+        if event.reason is not None:
+            frame["metadata"] = {"reason": event.reason}
+        return self._end(frame)
+
+    def _step_started(self, event: StepStarted) -> list[Frame]:
+        return [{"type": "STEP_STARTED", "stepName": event.name}]
+
+    def _step_finished(self, event: StepFinished) -> list[Frame]:
+        return [{"type": "STEP_FINISHED", "stepName": event.name}]
+
+    # -- text and reasoning ------------------------------------------------------------------------
+
+    def _text_start(self, event: TextStart) -> list[Frame]:
+        mid = self._claim(event.id, "text", self._text_wire)
+        self._assistant = mid
+        self._open_text[event.id] = mid
+        frame: Frame = {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}
+        if event.provider_metadata is not None:
+            frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
+        return [frame]
+
+    def _text_delta(self, event: TextDelta) -> list[Frame]:
+        return [
+            {
+                "type": "TEXT_MESSAGE_CONTENT",
+                "messageId": self._text_wire.get(event.id, event.id),
+                "delta": event.delta,
+            }
+        ]
+
+    def _text_end(self, event: TextEnd) -> list[Frame]:
+        mid = self._open_text.pop(event.id, event.id)
+        frame: Frame = {"type": "TEXT_MESSAGE_END", "messageId": mid}
+        if event.provider_metadata is not None:
+            frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
+        return [frame]
+
+    def _reasoning_start(self, event: ReasoningStart) -> list[Frame]:
+        mid = self._claim(event.id, "reasoning", self._reasoning_wire)
+        self._open_reasoning[event.id] = mid
+        frame: Frame = {"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}
+        if event.provider_metadata is not None:
+            frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
+        return [{"type": "REASONING_START", "messageId": mid}, frame]
+
+    def _reasoning_delta(self, event: ReasoningDelta) -> list[Frame]:
+        return [
+            {
+                "type": "REASONING_MESSAGE_CONTENT",
+                "messageId": self._reasoning_wire.get(event.id, event.id),
+                "delta": event.delta,
+            }
+        ]
+
+    def _reasoning_end(self, event: ReasoningEnd) -> list[Frame]:
+        mid = self._open_reasoning.pop(event.id, event.id)
+        end: Frame = {"type": "REASONING_MESSAGE_END", "messageId": mid}
+        if event.provider_metadata is not None:
+            end["metadata"] = _meta(providerMetadata=event.provider_metadata)
+        out = [end]
+        if event.encrypted_value is not None:
+            out.append(
+                {
+                    "type": "REASONING_ENCRYPTED_VALUE",
+                    "subtype": "message",
+                    "entityId": mid,
+                    "encryptedValue": event.encrypted_value,
+                }
+            )
+        out.append({"type": "REASONING_END", "messageId": mid})
+        return out
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def _tool_start_frame(self, event: ToolCallStart | ToolCallEnd, name: str) -> Frame:
+        parent = getattr(event, "parent_message_id", None) or self._assistant
+        if parent is None:
+            # The client names a parentless call's assistant message after the call: later calls join it.
+            parent = self._assistant = event.id
+        self._ids.setdefault(event.id, "tool-call")
+        frame: Frame = {"type": "TOOL_CALL_START", "toolCallId": event.id, "toolCallName": name}
+        frame["parentMessageId"] = parent
+        if isinstance(event, ToolCallStart):
+            metadata = _meta(
+                title=event.title,
+                dynamic=event.dynamic,
+                providerExecuted=event.provider_executed,
+                providerMetadata=event.provider_metadata,
+            )
+            if metadata is not None:
+                frame["metadata"] = metadata
+        self._tools_seen.add(event.id)
+        return frame
+
+    def _tool_start(self, event: ToolCallStart) -> list[Frame]:
+        frame = self._tool_start_frame(event, event.name)
+        self._open_tools[event.id] = frame
+        return [frame]
+
+    def _tool_delta(self, event: ToolCallArgsDelta) -> list[Frame]:
+        self._streamed.add(event.id)
+        return [{"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": event.delta}]
+
+    def _tool_end(self, event: ToolCallEnd) -> list[Frame]:
+        out: list[Frame] = []
+        if event.id not in self._tools_seen:
+            out.append(self._tool_start_frame(event, event.name or ""))
+        self._open_tools.pop(event.id, None)
+        if event.id not in self._streamed and event.input is not None:
+            # An invalid call keeps the model's unparsable argument text as it was.
+            raw = event.error is not None and isinstance(event.input, str)
+            text = event.input if raw else json_text(event.input)
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
+        self._streamed.discard(event.id)
+        end: Frame = {"type": "TOOL_CALL_END", "toolCallId": event.id}
+        metadata = _meta(error=event.error, providerMetadata=event.provider_metadata)
+        if metadata is not None:
+            end["metadata"] = metadata
+        out.append(end)
+        return out
+
+    def _tool_result(self, event: ToolResult) -> list[Frame]:
+        if event.preliminary:
+            value = {"toolCallId": event.id, "output": js_value(event.output)}
+            return [{"type": "CUSTOM", "name": PRELIMINARY_TOOL_RESULT, "value": value}]
+        if event.message_id is not None:
+            mid = self._fresh(event.message_id, "tool-result")
+        else:
+            mid = self._fresh(f"{event.id}-result", "tool-result")
+        frame: Frame = {"type": "TOOL_CALL_RESULT", "messageId": mid, "toolCallId": event.id}
+        if event.denied:
+            frame["content"] = event.error or "The tool call was denied."
+            metadata = _meta(denied=True, providerMetadata=event.provider_metadata)
+        elif event.error is not None:
+            frame["content"] = event.error
+            metadata = _meta(isError=True, providerMetadata=event.provider_metadata)
+        else:
+            frame["content"] = tool_content(event.output)
+            metadata = _meta(providerMetadata=event.provider_metadata)
+        if metadata is not None:
+            frame["metadata"] = metadata
+        return [frame]
+
+    def _approval_request(self, event: ToolApprovalRequest) -> list[Frame]:
+        interrupt: Frame = {"id": event.id, "reason": "tool_approval", "toolCallId": event.tool_call_id}
+        if event.reason is not None:
+            interrupt["message"] = event.reason
+        self._approvals.append(interrupt)
+        return []
+
+    def _approval_response(self, event: ToolApprovalResponse) -> list[Frame]:
+        value: Frame = {"id": event.id, "approved": event.approved}
+        if event.reason is not None:
+            value["reason"] = event.reason
+        return [{"type": "CUSTOM", "name": TOOL_APPROVAL_RESPONSE, "value": value}]
+
+    # -- state and history -------------------------------------------------------------------------
+
+    def _state_snapshot(self, event: StateSnapshot) -> list[Frame]:
+        self._state = to_json(event.state)
+        return [{"type": "STATE_SNAPSHOT", "snapshot": self._state}]
+
+    def _state_update(self, event: StateUpdate) -> list[Frame]:
+        target = to_json(event.state)
+        patch = diff(self._state, target, snapshot_when_larger=self.snapshot_when_larger)
+        self._state = target
+        if patch is None:
+            return [{"type": "STATE_SNAPSHOT", "snapshot": target}]
+        if not patch:
+            return []
+        return [{"type": "STATE_DELTA", "delta": patch}]
+
+    def _state_delta(self, event: StateDelta) -> list[Frame]:
+        try:
+            patch = check_patch(to_json(event.patch))
+            state = apply_patch(self._state, patch)
+        except PatchError as exc:
+            if self.strict:
+                raise ProtocolError(event, f"the patch would fail on the client: {exc}") from None
+            logger.warning("dropped StateDelta: the patch would fail on the client: %s", exc)
+            return []
+        self._state = state
+        return [{"type": "STATE_DELTA", "delta": patch}]
+
+    def _messages_snapshot(self, event: MessagesSnapshot) -> list[Frame]:
+        try:
+            messages = to_agui_messages(event.messages)
+        except ValueError as exc:
+            if self.strict:
+                raise ProtocolError(event, f"the messages are not valid: {exc}") from None
+            logger.warning("dropped MessagesSnapshot: the messages are not valid: %s", exc)
+            return []
+        # The client drops what the snapshot leaves out: end what is streaming, restart it after the snapshot.
+        before: list[Frame] = []
+        after: list[Frame] = []
+        for mid in self._open_text.values():
+            before.append({"type": "TEXT_MESSAGE_END", "messageId": mid})
+            after.append({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
+        for mid in self._open_reasoning.values():
+            before.append({"type": "REASONING_MESSAGE_END", "messageId": mid})
+            after.append({"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"})
+        for tool_call_id, start in self._open_tools.items():
+            before.append({"type": "TOOL_CALL_END", "toolCallId": tool_call_id})
+            after.append(start)
+        for message in messages:
+            self._ids.setdefault(message["id"], "history")
+        return [*before, {"type": "MESSAGES_SNAPSHOT", "messages": messages}, *after]
+
+    # -- extras ------------------------------------------------------------------------------------
+
+    def _data(self, event: Data) -> list[Frame]:
+        value: Frame = {"name": event.name, "data": js_value(event.data)}
+        if event.id is not None:
+            value["id"] = event.id
+        if event.transient:
+            value["transient"] = True
+        return [{"type": "CUSTOM", "name": DATA, "value": value}]
+
+    def _source(self, event: Source) -> list[Frame]:
+        value: Frame = {"id": event.id}
+        if event.url is not None:
+            value["url"] = event.url
+        if event.title is not None:
+            value["title"] = event.title
+        if event.media_type is not None:
+            value["mediaType"] = event.media_type
+        if event.filename is not None:
+            value["filename"] = event.filename
+        return [{"type": "CUSTOM", "name": SOURCE, "value": value}]
+
+    def _file(self, event: File) -> list[Frame]:
+        return [{"type": "CUSTOM", "name": FILE, "value": {"url": event.url, "mediaType": event.media_type}}]
+
+    def _message_metadata(self, event: MessageMetadata) -> list[Frame]:
+        return [{"type": "CUSTOM", "name": MESSAGE_METADATA, "value": js_value(event.metadata)}]
+
+    def _custom(self, event: Custom) -> list[Frame]:
+        return [{"type": "CUSTOM", "name": event.name, "value": js_value(event.value)}]
+
+    def _raw(self, event: Raw) -> list[Frame]:
+        frame: Frame = {"type": "RAW", "event": js_value(event.event)}
+        if event.source is not None:
+            frame["source"] = event.source
+        return [frame]
+
+
+def _interrupt(interrupt: Any) -> Frame:
+    out: Frame = {"id": interrupt.id, "reason": interrupt.reason}
+    if interrupt.message is not None:
+        out["message"] = interrupt.message
+    if interrupt.tool_call_id is not None:
+        out["toolCallId"] = interrupt.tool_call_id
+    if interrupt.response_schema is not None:
+        out["responseSchema"] = js_value(interrupt.response_schema)
+    if interrupt.expires_at is not None:
+        out["expiresAt"] = interrupt.expires_at
+    if interrupt.metadata is not None:
+        out["metadata"] = js_value(interrupt.metadata)
+    return out

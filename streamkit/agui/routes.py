@@ -1,0 +1,113 @@
+"""ASGI routes for AG-UI: POST a ``RunAgentInput``, get the run back as ``text/event-stream``.
+
+``routes(agent)`` returns Starlette routes to mount in a Starlette or FastAPI app::
+
+    app = Starlette(routes=agui.routes(agent, path="/api/agui"))
+    # FastAPI: app.router.routes.extend(agui.routes(agent))
+
+The endpoint runs the ``authorize`` hook, reads the body within ``limits``, validates it (a JSON 4xx naming the
+field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput`, calls the agent and streams
+its events through an :class:`~streamkit.agui.mapping.AGUIMapper` whose initial state is the request's
+``state``. An exception in the agent ends the stream with ``RUN_ERROR`` (a generic message unless
+``expose_errors``; ``on_error`` sees the exception).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from ..events import Agent, ChatEvent, RunInput
+from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..sse import ErrorHook, EventStreamResponse, encode_frames
+from .mapping import AGUIMapper
+from .request import RunAgentInput, parse_run_agent_input, pending_tool_calls, to_run_input
+
+__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes", "start_agent"]
+
+MEDIA_TYPE = "text/event-stream"
+"""The response content type, exactly (the AG-UI client picks its parser by string equality)."""
+
+
+class AGUIResponse(EventStreamResponse):
+    """An AG-UI event stream: ``text/event-stream`` (no charset), heartbeats, disconnect handling."""
+
+    def __init__(
+        self,
+        content: AsyncIterable[bytes],
+        *,
+        headers: Mapping[str, str] | None = None,
+        heartbeat: float = 15.0,
+        send_timeout: float | None = 30.0,
+    ) -> None:
+        super().__init__(content, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout)
+        self.headers["content-type"] = MEDIA_TYPE
+
+
+async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:
+    raise exc
+    yield  # pragma: no cover - makes this an async generator
+
+
+def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
+    """Call ``agent(run)``; a call that raises, or returns no iterable, becomes a stream that raises."""
+    try:
+        events: Any = agent(run)
+    except Exception as exc:
+        return _raising(exc)
+    if not isinstance(events, (AsyncIterable, Iterable)):
+        close = getattr(events, "close", None)
+        if close is not None:  # an un-awaited coroutine: close it quietly
+            close()
+        return _raising(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
+    return events
+
+
+def mapper_for(body: RunAgentInput, *, strict: bool = False) -> AGUIMapper:
+    """The mapper for a request: its ids and state, its history's ids and pending tool calls, its resumes."""
+    return AGUIMapper(
+        thread_id=body.thread_id,
+        run_id=body.run_id,
+        state=body.state,
+        strict=strict,
+        known_tool_calls=pending_tool_calls(body),
+        known_approvals=[r.interrupt_id for r in body.resume or ()],
+        reserved_ids=[m.id for m in body.messages],
+        parent_run_id=body.parent_run_id,
+    )
+
+
+def routes(
+    agent: Agent,
+    *,
+    path: str = "/api/agui",
+    limits: Limits = Limits(),  # noqa: B008 - immutable
+    authorize: Authorize | None = None,
+    expose_errors: bool = False,
+    on_error: ErrorHook | None = None,
+    heartbeat: float = 15.0,
+    send_timeout: float | None = 30.0,
+    strict: bool = False,
+) -> list[BaseRoute]:
+    """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            principal = await authorize_request(authorize, request)
+            body = parse_run_agent_input(await read_json(request, limits), limits)
+        except HTTPError as exc:
+            return exc.response()
+        run = to_run_input(body, principal=principal)
+        frames = encode_frames(
+            start_agent(agent, run),
+            mapper_for(body, strict=strict),
+            expose_errors=expose_errors,
+            on_error=on_error,
+        )
+        return AGUIResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
+
+    return [Route(path, endpoint, methods=["POST"], name="agui")]

@@ -1,0 +1,253 @@
+"""What a ChatEvent run means for an AG-UI client, written down independently of the mapper.
+
+:func:`expect` reads a (repaired) ChatEvent run and says which messages, state, outcome and custom events
+the client must end up with: text blocks are assistant messages, reasoning blocks reasoning messages, tool
+calls join the assistant message of the text before them (or the run's message, or the first call's), their
+arguments are the streamed text or the final input as JSON, results follow the message that made the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from streamkit.agui import DATA, FILE, MESSAGE_METADATA, PRELIMINARY_TOOL_RESULT, SOURCE, TOOL_APPROVAL_RESPONSE
+from streamkit.agui.state import PatchError, apply_patch, json_equal, to_json
+from streamkit.events import (
+    ChatEvent,
+    Custom,
+    Data,
+    File,
+    Message,
+    MessageMetadata,
+    MessagesSnapshot,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    RunError,
+    RunFinished,
+    RunStarted,
+    SequenceChecker,
+    Source,
+    StateDelta,
+    StateSnapshot,
+    StateUpdate,
+    TextDelta,
+    TextStart,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+from streamkit.sse import dumps, js_value
+
+
+def repaired(events: Sequence[ChatEvent]) -> list[ChatEvent]:
+    """The run as the sequence checker (repair mode) passes it on."""
+    checker = SequenceChecker()
+    out: list[ChatEvent] = []
+    for event in events:
+        out += checker.feed(event)
+    return out + checker.close()
+
+
+def _json_text(value: Any) -> str:
+    return dumps(js_value(value)).decode()
+
+
+def _simple(message: Message) -> dict[str, Any]:
+    return {"id": message.id, "role": message.role, "content": message.text}
+
+
+def expect(
+    events: Sequence[ChatEvent], *, messages: Sequence[dict[str, Any]] = (), state: Any = None
+) -> dict[str, Any]:
+    """Messages, state, outcome (and more) the client must hold after ``events``, from ``messages``/``state``."""
+    msgs: list[dict[str, Any]] = copy.deepcopy(list(messages))
+    current: str | None = None
+    calls: dict[str, dict[str, Any]] = {}
+    holders: dict[str, str] = {}
+    streamed: set[str] = set()
+    run_calls: list[str] = []
+    answered: set[str] = set()
+    approvals: list[dict[str, Any]] = []
+    custom: list[dict[str, Any]] = []
+    state = to_json(state)
+    out: dict[str, Any] = {"outcome": None, "result": None, "interrupts": None, "pending": None, "error": None}
+
+    def find(mid: str) -> dict[str, Any] | None:
+        return next((m for m in msgs if m["id"] == mid), None)
+
+    def start_call(cid: str, name: str, parent: str | None, metadata: dict[str, Any]) -> None:
+        nonlocal current
+        if parent is None:
+            parent = current
+        if parent is None:
+            parent = current = cid
+        holder = find(parent)
+        if holder is None or holder["role"] != "assistant":
+            holder = {"id": parent, "role": "assistant"}
+            msgs.append(holder)
+        call: dict[str, Any] = {"id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+        if metadata:
+            call["metadata"] = metadata
+        holder.setdefault("toolCalls", []).append(call)
+        calls[cid] = call
+        holders[cid] = holder["id"]
+        run_calls.append(cid)
+
+    for ev in events:
+        if isinstance(ev, RunStarted):
+            current = ev.message_id or current
+        elif isinstance(ev, TextStart):
+            if find(ev.id) is None:
+                msgs.append({"id": ev.id, "role": "assistant", "content": ""})
+            current = ev.id
+        elif isinstance(ev, TextDelta):
+            msg = find(ev.id)
+            assert msg is not None
+            msg["content"] += ev.delta
+        elif isinstance(ev, ReasoningStart):
+            if find(ev.id) is None:
+                msgs.append({"id": ev.id, "role": "reasoning", "content": ""})
+        elif isinstance(ev, ReasoningDelta):
+            msg = find(ev.id)
+            assert msg is not None
+            msg["content"] += ev.delta
+        elif isinstance(ev, ReasoningEnd):
+            if ev.encrypted_value is not None:
+                msg = find(ev.id)
+                assert msg is not None
+                msg["encryptedValue"] = ev.encrypted_value
+        elif isinstance(ev, ToolCallStart):
+            metadata: dict[str, Any] = {}
+            if ev.title is not None:
+                metadata["title"] = ev.title
+            if ev.dynamic:
+                metadata["dynamic"] = True
+            if ev.provider_executed:
+                metadata["providerExecuted"] = True
+            start_call(ev.id, ev.name, ev.parent_message_id, metadata)
+        elif isinstance(ev, ToolCallArgsDelta):
+            calls[ev.id]["function"]["arguments"] += ev.delta
+            streamed.add(ev.id)
+        elif isinstance(ev, ToolCallEnd):
+            if ev.id not in calls:
+                start_call(ev.id, ev.name or "", None, {})
+            call = calls[ev.id]
+            if ev.id not in streamed and ev.input is not None:
+                raw = ev.error is not None and isinstance(ev.input, str)
+                call["function"]["arguments"] = ev.input if raw else _json_text(ev.input)
+            if ev.error is not None:
+                call["metadata"] = {**call.get("metadata", {}), "error": ev.error}
+        elif isinstance(ev, ToolResult):
+            if ev.preliminary:
+                custom.append(
+                    {"name": PRELIMINARY_TOOL_RESULT, "value": {"toolCallId": ev.id, "output": to_json(ev.output)}}
+                )
+                continue
+            answered.add(ev.id)
+            tool: dict[str, Any] = {"id": f"{ev.id}-result", "toolCallId": ev.id, "role": "tool"}
+            if ev.denied:
+                tool["content"] = ev.error or "The tool call was denied."
+                tool["metadata"] = {"denied": True}
+            elif ev.error is not None:
+                tool["content"] = ev.error
+                tool["metadata"] = {"isError": True}
+            else:
+                tool["content"] = ev.output if isinstance(ev.output, str) else _json_text(ev.output)
+            owner = next((i for i, m in enumerate(msgs) if m["id"] == holders.get(ev.id)), None)
+            if owner is None:
+                msgs.append(tool)
+            else:
+                at = owner + 1
+                while at < len(msgs) and msgs[at]["role"] == "tool":
+                    at += 1
+                msgs.insert(at, tool)
+        elif isinstance(ev, ToolApprovalRequest):
+            interrupt = {"id": ev.id, "reason": "tool_approval", "toolCallId": ev.tool_call_id}
+            if ev.reason is not None:
+                interrupt["message"] = ev.reason
+            approvals.append(interrupt)
+        elif isinstance(ev, ToolApprovalResponse):
+            value: dict[str, Any] = {"id": ev.id, "approved": ev.approved}
+            if ev.reason is not None:
+                value["reason"] = ev.reason
+            custom.append({"name": TOOL_APPROVAL_RESPONSE, "value": value})
+        elif isinstance(ev, (StateSnapshot, StateUpdate)):
+            state = to_json(ev.state)
+        elif isinstance(ev, StateDelta):
+            with contextlib.suppress(PatchError):  # a patch that would fail is never sent
+                state = apply_patch(state, to_json(ev.patch))
+        elif isinstance(ev, MessagesSnapshot):
+            snapshot = [_simple(m) for m in ev.messages]
+            by_id = {m["id"]: m for m in snapshot}
+            keep_reasoning = not any(m["role"] == "reasoning" for m in snapshot)
+            msgs = [
+                by_id.get(m["id"], m) for m in msgs if m["id"] in by_id or (keep_reasoning and m["role"] == "reasoning")
+            ]
+            msgs += [m for m in snapshot if m["id"] not in {x["id"] for x in msgs}]
+        elif isinstance(ev, Data):
+            value = {"name": ev.name, "data": to_json(ev.data)}
+            if ev.id is not None:
+                value["id"] = ev.id
+            if ev.transient:
+                value["transient"] = True
+            custom.append({"name": DATA, "value": value})
+        elif isinstance(ev, Source):
+            value = {"id": ev.id}
+            for key, attr in (
+                ("url", "url"),
+                ("title", "title"),
+                ("mediaType", "media_type"),
+                ("filename", "filename"),
+            ):
+                if getattr(ev, attr) is not None:
+                    value[key] = getattr(ev, attr)
+            custom.append({"name": SOURCE, "value": value})
+        elif isinstance(ev, File):
+            custom.append({"name": FILE, "value": {"url": ev.url, "mediaType": ev.media_type}})
+        elif isinstance(ev, MessageMetadata):
+            custom.append({"name": MESSAGE_METADATA, "value": to_json(ev.metadata)})
+        elif isinstance(ev, Custom):
+            custom.append({"name": ev.name, "value": to_json(ev.value)})
+        elif isinstance(ev, RunFinished):
+            interrupts = [
+                {
+                    k: v
+                    for k, v in {
+                        "id": i.id,
+                        "reason": i.reason,
+                        "message": i.message,
+                        "toolCallId": i.tool_call_id,
+                        "responseSchema": i.response_schema,
+                        "expiresAt": i.expires_at,
+                        "metadata": i.metadata,
+                    }.items()
+                    if v is not None
+                }
+                for i in ev.interrupts or ()
+            ] + approvals
+            if interrupts:
+                out["outcome"] = "interrupt"
+                out["interrupts"] = interrupts
+            else:
+                out["outcome"] = "success"
+                out["pending"] = [c for c in run_calls if c not in answered]
+                out["result"] = to_json(ev.result)
+        elif isinstance(ev, RunError):
+            out["outcome"] = "error"
+            out["error"] = {"message": ev.message, **({"code": ev.code} if ev.code is not None else {})}
+        elif ev.type == "run-aborted":
+            out["outcome"] = "cancelled"
+    out.update(messages=msgs, state=state, custom=custom)
+    return out
+
+
+def same(a: Any, b: Any) -> bool:
+    """Strict JSON equality (``True`` is not ``1``), for comparing client results with expectations."""
+    return json_equal(a, b)

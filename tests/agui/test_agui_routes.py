@@ -1,0 +1,277 @@
+"""The AG-UI endpoint in Starlette and FastAPI: streams, exact content type, JSON 4xx errors naming the field,
+masked agent failures, and the real ``HttpAgent`` talking to it over HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from agui_support import frames_of
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+
+from conftest import JsOracle, LiveServer
+from streamkit import agui
+from streamkit.events import (
+    ChatEvent,
+    RunFinished,
+    RunInput,
+    RunStarted,
+    StateUpdate,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallEnd,
+    ToolResult,
+    last_user_text,
+)
+from streamkit.http import Forbidden, Limits
+
+BODY = {
+    "threadId": "th",
+    "runId": "r1",
+    "state": {"n": 1, "pad": "x" * 40},
+    "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+    "tools": [],
+    "context": [],
+    "forwardedProps": {},
+}
+
+
+async def echo(run: RunInput) -> AsyncIterator[ChatEvent]:
+    """Says back the last user message and counts in the state."""
+    yield RunStarted()
+    yield TextStart(id=f"{run.run_id}-text")
+    yield TextDelta(id=f"{run.run_id}-text", delta=f"you said: {last_user_text(run)}")
+    yield TextEnd(id=f"{run.run_id}-text")
+    state = dict(run.state or {})
+    state["n"] = state.get("n", 0) + 1
+    yield StateUpdate(state=state)
+    yield RunFinished()
+
+
+def client(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+@pytest.mark.parametrize("framework", ["starlette", "fastapi"])
+async def test_a_run_streams_as_agui(framework: str) -> None:
+    if framework == "starlette":
+        app: Any = Starlette(routes=agui.routes(echo))
+    else:
+        app = FastAPI()
+        app.router.routes.extend(agui.routes(echo))
+    async with client(app) as http:
+        response = await http.post("/api/agui", json=BODY, headers={"accept": "text/event-stream"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    assert response.headers["cache-control"] == "no-cache"
+    frames = frames_of(response.text)
+    assert [f["type"] for f in frames] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STATE_DELTA",
+        "RUN_FINISHED",
+    ]
+    assert frames[0] == {"type": "RUN_STARTED", "threadId": "th", "runId": "r1", "protocolVersion": "1.0"}
+    assert frames[2]["delta"] == "you said: hi"
+    assert frames[4]["delta"] == [{"op": "replace", "path": "/n", "value": 2}]  # against the request's state
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "status", "field"),
+    [
+        (b"{not json", {"content-type": "application/json"}, 400, "body"),
+        (b"", {"content-type": "application/json"}, 400, "body"),
+        (b"threadId=1", {"content-type": "application/x-www-form-urlencoded"}, 415, "content-type"),
+        (json.dumps({**BODY, "threadId": None}).encode(), {"content-type": "application/json"}, 422, "threadId"),
+        (
+            json.dumps({**BODY, "messages": [{"id": "m", "role": "user", "content": 5}]}).encode(),
+            {"content-type": "application/json"},
+            422,
+            "messages.0.content",
+        ),
+        (
+            json.dumps({**BODY, "messages": [BODY["messages"][0]] * 3}).encode(),
+            {"content-type": "application/json"},
+            413,
+            "limits.max_messages",
+        ),
+        (
+            json.dumps({**BODY, "pad": "x" * 5000}).encode(),
+            {"content-type": "application/json"},
+            413,
+            "limits.max_body_bytes",
+        ),
+    ],
+)
+async def test_bad_requests_get_json_errors_naming_the_field(
+    content: bytes, headers: dict[str, str], status: int, field: str
+) -> None:
+    app = Starlette(routes=agui.routes(echo, limits=Limits(max_messages=2, max_body_bytes=4000)))
+    async with client(app) as http:
+        response = await http.post("/api/agui", content=content, headers=headers)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    error = response.json()["error"]
+    assert error["status"] == status and error["field"] == field and error["message"]
+
+
+async def test_authorize_runs_first_and_its_principal_reaches_the_agent() -> None:
+    seen: list[Any] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run.principal)
+        yield RunFinished()
+
+    def authorize(request: Request) -> str:
+        if request.headers.get("authorization") != "Bearer ok":
+            raise Forbidden("not you", field="authorization")
+        return "alice"
+
+    app = Starlette(routes=agui.routes(agent, path="/agent", authorize=authorize))
+    async with client(app) as http:
+        refused = await http.post("/agent", content=b"{broken")  # refused before the body is read
+        accepted = await http.post("/agent", json=BODY, headers={"authorization": "Bearer ok"})
+    assert refused.status_code == 403 and refused.json()["error"]["field"] == "authorization"
+    assert accepted.status_code == 200 and seen == ["alice"]
+
+
+async def test_agent_failures_end_in_a_masked_run_error() -> None:
+    async def crashing(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield TextStart(id="t")
+        yield TextDelta(id="t", delta="par")
+        raise RuntimeError("connection string postgres://secret")
+
+    def raises_at_call(run: RunInput) -> Any:
+        raise RuntimeError("secret at call time")
+
+    async def not_a_generator(run: RunInput) -> list[ChatEvent]:
+        return []
+
+    errors: list[BaseException] = []
+    for agent in (crashing, raises_at_call, not_a_generator):
+        app = Starlette(routes=agui.routes(agent, on_error=errors.append))  # type: ignore[arg-type]
+        async with client(app) as http:
+            response = await http.post("/api/agui", json=BODY)
+        assert response.status_code == 200
+        frames = frames_of(response.text)
+        assert frames[0]["type"] == "RUN_STARTED"
+        assert frames[-1] == {"type": "RUN_ERROR", "message": "An error occurred."}
+        assert "secret" not in response.text
+    assert [type(e) for e in errors] == [RuntimeError, RuntimeError, TypeError]
+    app = Starlette(routes=agui.routes(crashing, expose_errors=True))
+    async with client(app) as http:
+        exposed = frames_of((await http.post("/api/agui", json=BODY)).text)
+    assert exposed[-1] == {"type": "RUN_ERROR", "message": "connection string postgres://secret"}
+
+
+async def test_strict_mode_turns_a_sloppy_core_into_a_run_error() -> None:
+    async def sloppy(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield TextDelta(id="t", delta="no start")
+
+    app = Starlette(routes=agui.routes(sloppy, strict=True))
+    async with client(app) as http:
+        frames = frames_of((await http.post("/api/agui", json=BODY)).text)
+    assert [f["type"] for f in frames] == ["RUN_STARTED", "RUN_ERROR"]
+    app = Starlette(routes=agui.routes(sloppy))
+    async with client(app) as http:
+        repaired = frames_of((await http.post("/api/agui", json=BODY)).text)
+    assert [f["type"] for f in repaired] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+
+
+async def test_only_post_is_served() -> None:
+    app = Starlette(routes=agui.routes(echo))
+    async with client(app) as http:
+        assert (await http.get("/api/agui")).status_code == 405
+
+
+def test_the_real_http_agent_over_http(js: JsOracle, live_server: Any) -> None:
+    """Two runs of the real client against a live server: a frontend tool call left pending, then answered."""
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        last = run.messages[-1]
+        if last.role == "tool":
+            result = last.parts[0]
+            yield TextStart(id=f"{run.run_id}-t")
+            yield TextDelta(id=f"{run.run_id}-t", delta=f"you picked {result.output}")  # type: ignore[union-attr]
+            yield TextEnd(id=f"{run.run_id}-t")
+            yield StateUpdate(state={**run.state, "picked": result.output})  # type: ignore[union-attr]
+        else:
+            assert [t.name for t in run.tools] == ["pick_color"]
+            yield ToolCallEnd(id="call-1", name="pick_color", input={"choices": ["red", "blue"]})
+        yield RunFinished()
+
+    server: LiveServer = live_server(Starlette(routes=agui.routes(agent)))
+    tools = [
+        {
+            "name": "pick_color",
+            "description": "Ask the user for a color",
+            "parameters": {"type": "object", "properties": {"choices": {"type": "array"}}},
+        }
+    ]
+    answer = js.call(
+        "agui",
+        {
+            "url": f"{server.url}/api/agui",
+            "messages": [{"id": "u1", "role": "user", "content": "pick a color"}],
+            "state": {"theme": "dark"},
+            "runs": [
+                {"parameters": {"tools": tools}},
+                {
+                    "parameters": {"tools": tools},
+                    "addMessages": [{"id": "tool-1", "role": "tool", "toolCallId": "call-1", "content": "red"}],
+                },
+            ],
+        },
+    )
+    assert answer["ok"], answer
+    assert answer["warnings"] == []
+    one, two = answer["result"]["runs"]
+    assert one["failed"] is None and two["failed"] is None
+    assert one["pendingToolCallIds"] == ["call-1"]
+    assert two["request"]["headers"]["Accept"] == "text/event-stream"
+    final = answer["result"]["messages"]
+    assert [m["role"] for m in final] == ["user", "assistant", "tool", "assistant"]
+    assert final[1]["toolCalls"][0]["function"] == {"name": "pick_color", "arguments": '{"choices":["red","blue"]}'}
+    assert final[3]["content"] == "you picked red"
+    assert answer["result"]["state"] == {"theme": "dark", "picked": "red"}
+
+
+def test_backend_tool_results_for_calls_of_an_earlier_run(js: JsOracle, live_server: Any) -> None:
+    """A call the client left unanswered may be answered by the agent in the next run."""
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        if run.run_id == "run-1":
+            yield ToolCallEnd(id="call-9", name="slow_job", input={})
+        else:
+            yield ToolResult(id="call-9", output={"done": True})
+        yield RunFinished()
+
+    server: LiveServer = live_server(Starlette(routes=agui.routes(agent)))
+    answer = js.call(
+        "agui",
+        {
+            "url": f"{server.url}/api/agui",
+            "messages": [],
+            "state": {},
+            "runs": [{"runId": "run-1"}, {"runId": "run-2"}],
+        },
+    )
+    assert answer["ok"] and answer["warnings"] == [], answer
+    final = answer["result"]["messages"]
+    assert [m["id"] for m in final] == ["call-9", "call-9-result"]
+    assert final[1]["content"] == '{"done":true}'

@@ -1,0 +1,281 @@
+"""State deltas: for any sequence of JSON states, the deltas we send, applied in order to the state the client
+holds, reproduce every state exactly, in Python and in the client's own patch library (fast-json-patch 3.1.1,
+``applyPatch(state, delta, true, false)``); and no patch we accept can fail there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonpatch
+import pytest
+from agui_strategies import JSON, KEYS, state_sequences
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import JsOracle
+from streamkit.agui import AGUIMapper
+from streamkit.agui.state import PatchError, apply_patch, check_patch, diff, escape, json_equal, to_json
+from streamkit.events import ProtocolError, RunStarted, StateDelta, StateSnapshot, StateUpdate
+
+# --- unit -------------------------------------------------------------------------------------------
+
+
+def test_to_json_is_what_javascript_reads() -> None:
+    assert to_json({"a": 1.0, "b": (1, 2), 3: -0.0, "c": 1e21}) == {"a": 1, "b": [1, 2], "3": 0, "c": 1e21}
+    assert type(to_json(2.0)) is int and type(to_json(2.5)) is float
+
+
+def test_json_equal_is_strict_about_types() -> None:
+    assert json_equal({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})
+    assert not json_equal(True, 1) and not json_equal(1, 1.0) and not json_equal([0], [False])
+    assert not json_equal({"a": 1}, {"a": 1, "b": 2}) and not json_equal({"a": 1}, {"b": 1})
+
+
+def test_escape_follows_rfc_6901() -> None:
+    assert escape("a/b~c") == "a~1b~0c"
+    assert apply_patch({"a/b~c": 1}, [{"op": "replace", "path": "/a~1b~0c", "value": 2}]) == {"a/b~c": 2}
+
+
+@pytest.mark.parametrize(
+    ("patch", "reason"),
+    [
+        ({"op": "add"}, "a JSON Patch must be a list"),
+        ([1], "an operation must be an object"),
+        ([{"op": "merge", "path": "/a"}], "unknown op"),
+        ([{"op": "add", "path": "a", "value": 1}], "invalid path"),
+        ([{"op": "add", "path": "/~2", "value": 1}], "invalid path"),
+        ([{"op": "add", "path": "/a"}], "needs a value"),
+        ([{"op": "move", "path": "/a"}], "invalid from"),
+    ],
+)
+def test_malformed_patches_are_refused(patch: Any, reason: str) -> None:
+    with pytest.raises(PatchError, match=reason):
+        check_patch(patch)
+
+
+def test_check_patch_keeps_only_rfc_members() -> None:
+    assert check_patch([{"op": "remove", "path": "/a", "value": 1, "x": 2}]) == [{"op": "remove", "path": "/a"}]
+    assert check_patch([{"op": "add", "path": "", "value": None}]) == [{"op": "add", "path": "", "value": None}]
+
+
+@pytest.mark.parametrize(
+    ("doc", "patch", "result"),
+    [
+        ({"a": 1}, [{"op": "add", "path": "", "value": [1]}], [1]),
+        ([1, 2], [{"op": "replace", "path": "", "value": "x"}], "x"),
+        ({"a": 1}, [{"op": "remove", "path": ""}], None),
+        ({"a": [1]}, [{"op": "add", "path": "/a/-", "value": 2}], {"a": [1, 2]}),
+        ({"a": [1]}, [{"op": "add", "path": "/a/1", "value": 2}], {"a": [1, 2]}),
+        ({"a": [1]}, [{"op": "add", "path": "/a/0", "value": 0}], {"a": [0, 1]}),
+        ({"-": 1}, [{"op": "replace", "path": "/-", "value": 2}], {"-": 2}),
+        ({"": {"": 1}}, [{"op": "replace", "path": "//", "value": 2}], {"": {"": 2}}),
+        ({"a": {"b": 1}}, [{"op": "move", "from": "/a/b", "path": "/c"}], {"a": {}, "c": 1}),
+        ({"a": {"b": 1}}, [{"op": "move", "from": "/a", "path": ""}], {"b": 1}),
+        ([[1, 2], [3]], [{"op": "move", "from": "/0/0", "path": "/1/1"}], [[2], [3, 1]]),
+        ({"a": {"b": 1}}, [{"op": "copy", "from": "/a", "path": "/c"}], {"a": {"b": 1}, "c": {"b": 1}}),
+        ({"a": 1}, [{"op": "test", "path": "/a", "value": 1.0}], {"a": 1}),
+        ({"constructor": {"x": 1}}, [{"op": "remove", "path": "/constructor/x"}], {"constructor": {}}),
+    ],
+)
+def test_apply_patch(doc: Any, patch: Any, result: Any) -> None:
+    before = to_json(doc)
+    assert json_equal(apply_patch(doc, patch), result)
+    assert json_equal(doc, before)  # the input is never modified
+
+
+@pytest.mark.parametrize(
+    ("doc", "patch"),
+    [
+        ({}, [{"op": "replace", "path": "/a", "value": 1}]),  # the producer bug the client drops silently
+        ({}, [{"op": "remove", "path": "/a"}]),
+        ({}, [{"op": "add", "path": "/a/b", "value": 1}]),
+        ({"a": "str"}, [{"op": "add", "path": "/a/0", "value": 1}]),
+        (5, [{"op": "add", "path": "/a", "value": 1}]),
+        (None, [{"op": "add", "path": "/a", "value": 1}]),
+        ([1], [{"op": "add", "path": "/3", "value": 1}]),
+        ([1], [{"op": "replace", "path": "/-", "value": 1}]),
+        ([1, 2], [{"op": "add", "path": "/01", "value": 1}]),  # leading zero: fast-json-patch reads it loosely
+        ([1], [{"op": "add", "path": "/x", "value": 1}]),
+        ({"a": 1}, [{"op": "add", "path": "/__proto__", "value": {}}]),
+        ({"constructor": {}}, [{"op": "add", "path": "/constructor/prototype", "value": 1}]),
+        ({"a": {}}, [{"op": "move", "from": "/a", "path": "/a/b"}]),
+        ({"a": 1}, [{"op": "copy", "from": "/b", "path": "/c"}]),
+        ({"a": 1}, [{"op": "test", "path": "/a", "value": True}]),
+        ({}, [{"op": "replace", "path": "/toString", "value": 1}]),  # inherited in JS, absent in JSON
+    ],
+)
+def test_patches_that_would_fail_or_differ_on_the_client_are_refused(doc: Any, patch: Any) -> None:
+    with pytest.raises(PatchError):
+        apply_patch(doc, patch)
+
+
+def test_diff_catches_what_make_patch_gets_wrong() -> None:
+    for before, after in [({"a": 1}, {"a": True}), ([0, 1], [False, True]), ({"a": [1, 2]}, {"a": {"0": 1, "1": 2}})]:
+        patch = diff(before, after, snapshot_when_larger=False)
+        assert patch is not None and json_equal(apply_patch(before, patch), after)
+    assert diff({"a": 1}, {"a": 1}) == []
+    assert diff({"a": 1}, {"b": 2}) is None  # the patch would outweigh the state: a snapshot is smaller
+
+
+def test_diff_falls_back_to_a_snapshot_when_the_patch_does_not_reproduce_the_target(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Wrong:
+        patch = [{"op": "add", "path": "/a", "value": 1}]
+
+    monkeypatch.setattr(jsonpatch, "make_patch", lambda a, b: Wrong())
+    assert diff({}, {"a": 2}, snapshot_when_larger=False) is None
+    monkeypatch.setattr(jsonpatch, "make_patch", lambda a, b: 1 / 0)
+    assert diff({}, {"a": 2}, snapshot_when_larger=False) is None
+
+
+# --- the mapper's state handling ----------------------------------------------------------------------
+
+
+def test_updates_are_diffed_against_what_the_client_holds() -> None:
+    mapper = AGUIMapper(thread_id="t", run_id="r", state={"n": 1, "items": list(range(10))}, snapshot_when_larger=False)
+    mapper.feed(RunStarted())
+    assert mapper.feed(StateUpdate(state={"n": 2, "items": list(range(10))})) == [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}
+    ]
+    assert mapper.feed(StateUpdate(state={"n": 2, "items": list(range(10))})) == []  # nothing changed
+    assert mapper.feed(StateSnapshot(state=[1])) == [{"type": "STATE_SNAPSHOT", "snapshot": [1]}]
+    assert mapper.feed(StateUpdate(state=[1, 2])) == [
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/1", "value": 2}]}
+    ]
+    assert mapper.state == [1, 2]
+
+
+def test_a_core_that_mutates_its_state_in_place_still_gets_deltas() -> None:
+    mapper = AGUIMapper(thread_id="t", run_id="r", state={}, snapshot_when_larger=False)
+    mapper.feed(RunStarted())
+    state: dict[str, Any] = {"todos": []}
+    mapper.feed(StateUpdate(state=state))
+    state["todos"].append("x")
+    assert mapper.feed(StateUpdate(state=state)) == [
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/todos/0", "value": "x"}]}
+    ]
+
+
+def test_snapshot_when_the_patch_outweighs_the_state() -> None:
+    mapper = AGUIMapper(thread_id="t", run_id="r", state={"a": 1})
+    mapper.feed(RunStarted())
+    assert mapper.feed(StateUpdate(state={"b": 2})) == [{"type": "STATE_SNAPSHOT", "snapshot": {"b": 2}}]
+
+
+def test_core_deltas_are_checked_against_the_client_state() -> None:
+    mapper = AGUIMapper(thread_id="t", run_id="r", state={"n": 1})
+    mapper.feed(RunStarted())
+    good = [{"op": "replace", "path": "/n", "value": 2.0, "extra": "dropped"}]
+    assert mapper.feed(StateDelta(patch=good)) == [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}
+    ]
+    assert mapper.feed(StateDelta(patch=[{"op": "replace", "path": "/missing", "value": 1}])) == []
+    assert mapper.feed(StateDelta(patch=[{"op": "add", "path": "no-slash", "value": 1}])) == []
+    assert mapper.state == {"n": 2}
+    strict = AGUIMapper(thread_id="t", run_id="r", state={}, strict=True)
+    strict.feed(RunStarted())
+    with pytest.raises(ProtocolError, match="would fail on the client"):
+        strict.feed(StateDelta(patch=[{"op": "remove", "path": "/n"}]))
+
+
+def test_unknown_client_state_gets_a_whole_document_change() -> None:
+    # Without a request state, a delta can only replace the root, which applies to whatever the client holds.
+    mapper = AGUIMapper(thread_id="t", run_id="r", snapshot_when_larger=False)
+    mapper.feed(RunStarted())
+    assert mapper.feed(StateUpdate(state={"a": 1})) == [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "", "value": {"a": 1}}]}
+    ]
+
+
+# --- properties ---------------------------------------------------------------------------------------
+
+
+def _steps(states: list[Any], *, snapshot_when_larger: bool) -> list[dict[str, Any]]:
+    """What the mapper sends for ``StateUpdate``s of ``states[1:]`` on top of ``states[0]`` (held by the client)."""
+    mapper = AGUIMapper(thread_id="t", run_id="r", state=states[0], snapshot_when_larger=snapshot_when_larger)
+    mapper.feed(RunStarted())
+    steps = []
+    for state in states[1:]:
+        frames = mapper.feed(StateUpdate(state=state))
+        assert len(frames) <= 1
+        if not frames:
+            steps.append({"delta": []})
+        elif frames[0]["type"] == "STATE_SNAPSHOT":
+            steps.append({"snapshot": frames[0]["snapshot"]})
+        else:
+            steps.append({"delta": frames[0]["delta"]})
+    return steps
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(state_sequences(), st.booleans())
+def test_deltas_reproduce_every_state_in_python(states: list[Any], snapshot_when_larger: bool) -> None:
+    current = to_json(states[0])
+    for state, step in zip(states[1:], _steps(states, snapshot_when_larger=snapshot_when_larger), strict=True):
+        if "snapshot" in step:
+            current = step["snapshot"]
+        else:
+            independent = jsonpatch.apply_patch(current, step["delta"])  # another RFC 6902 implementation
+            current = apply_patch(current, step["delta"])
+            assert json_equal(independent, current)
+        assert json_equal(current, to_json(state))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(state_sequences(), st.booleans())
+def test_deltas_reproduce_every_state_in_the_client_patch_library(
+    js: JsOracle, states: list[Any], snapshot_when_larger: bool
+) -> None:
+    steps = _steps(states, snapshot_when_larger=snapshot_when_larger)
+    answer = js.call("agui", {"mode": "patch", "initial": to_json(states[0]), "steps": steps})
+    assert answer["ok"] and answer["warnings"] == [], answer
+    result = answer["result"]
+    assert result["errors"] == [None] * len(steps)
+    for got, state in zip(result["states"], states[1:], strict=True):
+        assert json_equal(got, to_json(state)), (got, state)
+
+
+def _pointer(doc: Any, draw: st.DrawFn) -> str:
+    tokens: list[str] = []
+    node = doc
+    while isinstance(node, (dict, list)) and node and draw(st.booleans()):
+        if isinstance(node, dict):
+            key = draw(st.sampled_from(sorted(node)))
+            node = node[key]
+        else:
+            index = draw(st.integers(0, len(node) - 1))
+            key, node = str(index), node[index]
+        tokens.append(key)
+    if draw(st.booleans()):
+        tokens.append(draw(st.one_of(KEYS, st.sampled_from(["-", "0", "1", "5", "00"]))))
+    return "".join("/" + escape(t) for t in tokens)
+
+
+@st.composite
+def _patched(draw: st.DrawFn) -> tuple[Any, list[dict[str, Any]]]:
+    doc = to_json(draw(JSON))
+    patch = []
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test"]))
+        entry: dict[str, Any] = {"op": op, "path": _pointer(doc, draw)}
+        if op in ("move", "copy"):
+            entry["from"] = _pointer(doc, draw)
+        if op in ("add", "replace", "test"):
+            entry["value"] = to_json(draw(JSON))
+        patch.append(entry)
+    return doc, patch
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_patched())
+def test_a_patch_we_accept_applies_identically_in_the_client(js: JsOracle, case: tuple[Any, list[Any]]) -> None:
+    doc, patch = case
+    try:
+        ours = apply_patch(doc, patch)
+    except PatchError:
+        return  # refused: never sent, so the client never sees it
+    answer = js.call("agui", {"mode": "patch", "initial": doc, "steps": [{"delta": patch}]})
+    assert answer["ok"], answer
+    assert answer["result"]["errors"] == [None], (doc, patch, answer["result"])
+    assert json_equal(answer["result"]["states"][0], ours), (doc, patch, answer["result"], ours)
