@@ -24,7 +24,7 @@ import anyio
 import orjson
 from pydantic import BaseModel
 from sse_starlette.event import ServerSentEvent
-from sse_starlette.sse import EventSourceResponse
+from sse_starlette.sse import EventSourceResponse, SendTimeoutError
 from starlette.types import Receive, Scope, Send
 
 from .events import ChatEvent
@@ -359,7 +359,15 @@ class EventStreamResponse(EventSourceResponse):
     ``send_timeout`` drops a client that does not take a frame within that time. When the client
     disconnects, the stream is cancelled and the frames' iterator (and with it the agent's generator) is
     closed.
+
+    Frames are pulled from their iterator by a task of their own into a buffer of at most
+    ``max_batch_bytes`` and sent by another: a frame produced while the sender is idle leaves at once, and
+    whatever piled up while a send was in progress (the socket behind, or frames faster than the network)
+    leaves in one write.
     """
+
+    max_batch_bytes = 65536
+    """Frames produced while a send is in progress are coalesced into one write of at most about this size."""
 
     def __init__(
         self,
@@ -383,7 +391,7 @@ class EventStreamResponse(EventSourceResponse):
                 await on_disconnect()
 
         super().__init__(
-            _Tracked(content, self),
+            content,
             status_code=status_code,
             headers=merged,
             ping=heartbeat,
@@ -397,6 +405,7 @@ class EventStreamResponse(EventSourceResponse):
         # sse-starlette forces "no-store"; the protocols' reference servers send "no-cache".
         self.headers["cache-control"] = merged["cache-control"]
         self.last_send = time.monotonic()
+        self._frames = content
         self._on_shutdown = on_shutdown
         self._shutting_down = False
 
@@ -416,6 +425,27 @@ class EventStreamResponse(EventSourceResponse):
                 await send({"type": "http.response.body", "body": self._on_shutdown(), "more_body": True})
             with anyio.move_on_after(self.send_timeout or 5):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        batcher = _Batcher(self.max_batch_bytes)
+        timeout = self.send_timeout
+        # One cancel scope for the whole stream; its deadline is armed only while a send is in progress
+        # (cheaper than a new timeout scope per send).
+        with anyio.CancelScope() as sending:
+            async with anyio.create_task_group() as producer:
+                producer.start_soon(batcher.fill, self._frames)
+                while (chunk := await batcher.take()) is not None:
+                    if timeout is not None:
+                        sending.deadline = anyio.current_time() + timeout
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    sending.deadline = math.inf
+                    self.last_send = time.monotonic()
+        if sending.cancelled_caught:
+            raise SendTimeoutError()
+        async with self._send_lock:
+            self.active = False
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _listen_for_exit_signal_with_grace(self) -> None:
         await self._listen_for_exit_signal()
@@ -443,25 +473,52 @@ class EventStreamResponse(EventSourceResponse):
                     self.last_send = time.monotonic()
 
 
-class _Tracked:
-    """Wraps the frames' iterator to note when the last frame left (for idle heartbeats)."""
+class _Batcher:
+    """Carries frames from their iterator (pulled by :meth:`fill`, a task of its own) to the sender
+    (:meth:`take`): one chunk when one is waiting, all of them joined when several piled up. ``fill`` waits
+    while ``limit`` bytes are waiting."""
 
-    __slots__ = ("_it", "_response")
+    __slots__ = ("_chunks", "_data", "_done", "_limit", "_room", "_size")
 
-    def __init__(self, content: AsyncIterable[bytes], response: EventStreamResponse) -> None:
-        self._it = aiter(content)
-        self._response = response
+    def __init__(self, limit: int) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._limit = limit
+        self._done = False
+        self._data: anyio.Event | None = None  # the sender waits for a chunk
+        self._room: anyio.Event | None = None  # the producer waits for the sender
 
-    def __aiter__(self) -> _Tracked:
-        return self
+    async def fill(self, frames: AsyncIterable[bytes]) -> None:
+        try:
+            async for chunk in frames:
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+                if self._data is not None:
+                    self._data.set()
+                    self._data = None
+                if self._size >= self._limit:
+                    self._room = anyio.Event()
+                    await self._room.wait()
+        finally:
+            self._done = True
+            if self._data is not None:
+                self._data.set()
+                self._data = None
 
-    async def __anext__(self) -> bytes:
-        chunk = await self._it.__anext__()
-        self._response.last_send = time.monotonic()
+    async def take(self) -> bytes | None:
+        while not self._chunks:
+            if self._done:
+                return None
+            self._data = anyio.Event()
+            await self._data.wait()
+        chunks = self._chunks
+        chunk = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self._size = 0
+        if self._room is not None:
+            self._room.set()
+            self._room = None
         return chunk
-
-    async def aclose(self) -> None:
-        await _aclose(self._it)
 
 
 # --- detached runs ---------------------------------------------------------------------------------

@@ -296,7 +296,7 @@ def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server
         next(response.iter_raw())
     assert finished.wait(10)
     assert len(produced) == 300  # the run went on to completion without a reader
-    detached = buffers[0]._it  # the _Detached behind the response
+    detached = buffers[0]  # the _Detached behind the response
     assert detached._size <= 20_000 + 2000  # only the newest frames were kept
     deadline = time.monotonic() + 5
     while detached_runs() and time.monotonic() < deadline:

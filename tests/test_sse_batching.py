@@ -1,0 +1,114 @@
+"""EventStreamResponse's sending: frames that pile up leave in one write, a lone frame leaves at once,
+a send the client does not take times out, and the agent is closed however the stream ends."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+from sse_starlette.sse import SendTimeoutError
+
+from streamkit.sse import EventStreamResponse
+
+
+async def _call(response: EventStreamResponse, send_delay: float = 0.0) -> list[tuple[float, bytes]]:
+    """Run ``response`` as an ASGI app; return the body messages with the time each was sent."""
+    sent: list[tuple[float, bytes]] = []
+    done = anyio.Event()
+
+    async def receive() -> dict[str, Any]:
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            if send_delay:
+                await anyio.sleep(send_delay)
+            sent.append((time.monotonic(), message["body"]))
+            if not message.get("more_body"):
+                done.set()
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b""}
+    await response(scope, receive, send)
+    return [(t, b) for t, b in sent if b]
+
+
+async def test_frames_produced_faster_than_sent_are_coalesced() -> None:
+    frames = [b"data: %d\n\n" % i for i in range(3000)]
+
+    async def fast() -> AsyncIterator[bytes]:
+        for f in frames:
+            yield f
+
+    sent = await _call(EventStreamResponse(fast(), heartbeat=0))
+    assert b"".join(b for _, b in sent) == b"".join(frames)
+    assert len(sent) <= 3  # 3000 frames that were all ready: a few writes, not 3000
+
+
+async def test_frames_pile_up_while_the_socket_is_behind() -> None:
+    async def steady() -> AsyncIterator[bytes]:
+        for i in range(40):
+            yield b"data: %d\n\n" % i
+            await anyio.sleep(0.005)
+
+    sent = await _call(EventStreamResponse(steady(), heartbeat=0), send_delay=0.05)
+    assert b"".join(b for _, b in sent) == b"".join(b"data: %d\n\n" % i for i in range(40))
+    assert 2 <= len(sent) < 20  # each slow send carried what was produced meanwhile
+
+
+async def test_a_lone_frame_leaves_as_soon_as_it_is_produced() -> None:
+    produced: list[float] = []
+
+    async def paced() -> AsyncIterator[bytes]:
+        for i in range(10):
+            await anyio.sleep(0.02)
+            produced.append(time.monotonic())
+            yield b"data: %d\n\n" % i
+
+    sent = await _call(EventStreamResponse(paced(), heartbeat=0))
+    assert len(sent) == 10  # one write per frame
+    assert max(t - p for (t, _), p in zip(sent, produced, strict=True)) < 0.015
+
+
+async def test_a_send_the_client_does_not_take_times_out_and_closes_the_agent() -> None:
+    closed = anyio.Event()
+
+    async def agent() -> AsyncIterator[bytes]:
+        try:
+            while True:
+                yield b"data: x\n\n"
+                await anyio.sleep(0.01)
+        finally:
+            closed.set()
+
+    sent: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            sent.append(message["body"])
+            if len(sent) >= 3:
+                await anyio.sleep_forever()  # the client stopped reading
+
+    response = EventStreamResponse(agent(), heartbeat=0, send_timeout=0.2)
+    started = time.monotonic()
+    with pytest.raises(SendTimeoutError):
+        await response({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
+    assert 0.2 <= time.monotonic() - started < 1.0
+    assert closed.is_set()
+
+
+async def test_a_slow_agent_does_not_trip_the_send_timeout() -> None:
+    async def slow() -> AsyncIterator[bytes]:
+        yield b"data: 1\n\n"
+        await anyio.sleep(0.3)  # longer than the send timeout, but no send is waiting
+        yield b"data: 2\n\n"
+
+    sent = await _call(EventStreamResponse(slow(), heartbeat=0, send_timeout=0.1))
+    assert b"".join(b for _, b in sent) == b"data: 1\n\ndata: 2\n\n"
