@@ -40,9 +40,11 @@ from .sse import SHUTDOWN_TEXT, Mapper, dumps, frame, js_value
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
 
 __all__ = [
+    "LOST_TEXT",
     "TOO_LARGE_TEXT",
     "Endings",
     "Resumable",
+    "as_resumable",
     "endings_from_mapper",
     "last_event_id",
     "principal_key",
@@ -53,7 +55,10 @@ logger = logging.getLogger("streamkit.resumable")
 TOO_LARGE_TEXT = "The response is too long to be kept for resuming."
 """What a client is told when a run outgrows the stream store's bounds."""
 
-_LOST_TEXT = "An error occurred."
+LOST_TEXT = "The server producing this response stopped before it ended. Please retry."
+"""What a reader is told when the worker producing the run died (its lease lapsed)."""
+
+_STORE_FAILED_TEXT = "An error occurred."
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,13 @@ def last_event_id(request: Request) -> int | None:
     if value < 0:
         raise HTTPError("Last-Event-ID must not be negative", field="last-event-id")
     return value
+
+
+def as_resumable(value: Resumable | StreamStore | None) -> Resumable | None:
+    """A route's ``resumable`` option as a :class:`Resumable` (a bare store gets the default settings)."""
+    if value is None or isinstance(value, Resumable):
+        return value
+    return Resumable(value)
 
 
 class Resumable:
@@ -212,7 +224,7 @@ class Resumable:
                     await writer.abort()  # a reader declared this worker dead: the run is over
                 else:
                     logger.error("run %s: writing to the stream store failed", run, exc_info=error)
-                    await writer.finish(endings.failed(_LOST_TEXT))
+                    await writer.finish(endings.failed(_STORE_FAILED_TEXT))
             else:
                 lease: Lease = watch.result()
                 await _cancel(pump)

@@ -23,8 +23,11 @@ from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
 from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, encode_frames
+from ..store import StreamStore
 from .mapping import AGUIMapper
+from .reattach import reattach_routes, start_resumable
 from .request import RunAgentInput, parse_run_agent_input, pending_tool_calls, to_run_input
 
 __all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes", "start_agent"]
@@ -92,8 +95,17 @@ def routes(
     heartbeat: float = 15.0,
     send_timeout: float | None = 30.0,
     strict: bool = False,
+    resumable: Resumable | StreamStore | None = None,
 ) -> list[BaseRoute]:
-    """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``."""
+    """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``.
+
+    With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a stream store), runs outlive their
+    request and ``{path}/reattach`` and ``{path}/cancel`` join it (see :mod:`streamkit.agui.reattach`).
+    """
+    keeper = as_resumable(resumable)
+
+    def respond(frames: AsyncIterable[bytes]) -> Response:
+        return AGUIResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
 
     async def endpoint(request: Request) -> Response:
         try:
@@ -102,12 +114,18 @@ def routes(
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal)
+        mapper = mapper_for(body, strict=strict)
         frames = encode_frames(
             start_agent(agent, run),
-            mapper_for(body, strict=strict),
+            mapper,
             expose_errors=expose_errors,
             on_error=on_error,
         )
-        return AGUIResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
+        if keeper is not None:
+            frames = await start_resumable(keeper, frames, mapper, path=path, body=body, principal=principal)
+        return respond(frames)
 
-    return [Route(path, endpoint, methods=["POST"], name="agui")]
+    endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]
+    if keeper is not None:
+        endpoints += reattach_routes(keeper, path=path, authorize=authorize, limits=limits, response=respond)
+    return endpoints
