@@ -164,6 +164,7 @@ class AGUIMapper:
 
     __slots__ = (
         "_approvals",
+        "_args_prefix",
         "_assistant",
         "_checker",
         "_done",
@@ -173,14 +174,17 @@ class AGUIMapper:
         "_open_text",
         "_open_tools",
         "_parent_run_id",
+        "_reasoning_prefix",
         "_reasoning_wire",
         "_run_id",
         "_started",
         "_state",
         "_streamed",
+        "_text_prefix",
         "_text_wire",
         "_thread_id",
         "_tools_seen",
+        "delta_prefixes",
         "snapshot_when_larger",
         "strict",
     )
@@ -219,6 +223,16 @@ class AGUIMapper:
         self._tools_seen: set[str] = set()
         self._streamed: set[str] = set()
         self._approvals: list[Frame] = []
+        # The hot path for streamkit.sse.encode_frames: for a block open here and in the checker, a delta's
+        # frame is this prefix + JSON(delta) + "}", and feeding it would change nothing.
+        self._text_prefix: dict[str, bytes] = {}
+        self._reasoning_prefix: dict[str, bytes] = {}
+        self._args_prefix: dict[str, bytes] = {}
+        self.delta_prefixes: dict[str, dict[str, bytes]] = {
+            "text-delta": self._text_prefix,
+            "reasoning-delta": self._reasoning_prefix,
+            "tool-call-args-delta": self._args_prefix,
+        }
         self._handlers: dict[str, Callable[[Any], list[Frame]]] = {
             "run-started": self._run_started,
             "run-finished": self._run_finished,
@@ -287,6 +301,8 @@ class AGUIMapper:
         if self._done:
             return []
         self._done = True
+        for prefixes in self.delta_prefixes.values():
+            prefixes.clear()
         out: list[Frame] = []
         if not self._started:
             self._started = True
@@ -404,22 +420,21 @@ class AGUIMapper:
         mid = self._claim(event.id, "text", self._text_wire)
         self._assistant = mid
         self._open_text[event.id] = mid
+        self._text_prefix[event.id] = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":' + dumps(mid) + b',"delta":'
         frame: Frame = {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}
         if event.provider_metadata is not None:
             frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
         return [frame]
 
     def _text_delta(self, event: TextDelta) -> list[Frame]:
-        return [
-            {
-                "type": "TEXT_MESSAGE_CONTENT",
-                "messageId": self._text_wire.get(event.id, event.id),
-                "delta": event.delta,
-            }
-        ]
+        bid = event.id
+        wire = self._text_wire
+        mid = wire.get(bid, bid) if wire else bid
+        return [{"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": event.delta}]
 
     def _text_end(self, event: TextEnd) -> list[Frame]:
         mid = self._open_text.pop(event.id, event.id)
+        self._text_prefix.pop(event.id, None)
         frame: Frame = {"type": "TEXT_MESSAGE_END", "messageId": mid}
         if event.provider_metadata is not None:
             frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
@@ -428,22 +443,23 @@ class AGUIMapper:
     def _reasoning_start(self, event: ReasoningStart) -> list[Frame]:
         mid = self._claim(event.id, "reasoning", self._reasoning_wire)
         self._open_reasoning[event.id] = mid
+        self._reasoning_prefix[event.id] = (
+            b'{"type":"REASONING_MESSAGE_CONTENT","messageId":' + dumps(mid) + b',"delta":'
+        )
         frame: Frame = {"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}
         if event.provider_metadata is not None:
             frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
         return [{"type": "REASONING_START", "messageId": mid}, frame]
 
     def _reasoning_delta(self, event: ReasoningDelta) -> list[Frame]:
-        return [
-            {
-                "type": "REASONING_MESSAGE_CONTENT",
-                "messageId": self._reasoning_wire.get(event.id, event.id),
-                "delta": event.delta,
-            }
-        ]
+        bid = event.id
+        wire = self._reasoning_wire
+        mid = wire.get(bid, bid) if wire else bid
+        return [{"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": event.delta}]
 
     def _reasoning_end(self, event: ReasoningEnd) -> list[Frame]:
         mid = self._open_reasoning.pop(event.id, event.id)
+        self._reasoning_prefix.pop(event.id, None)
         end: Frame = {"type": "REASONING_MESSAGE_END", "messageId": mid}
         if event.provider_metadata is not None:
             end["metadata"] = _meta(providerMetadata=event.provider_metadata)
@@ -488,7 +504,9 @@ class AGUIMapper:
         return [frame]
 
     def _tool_delta(self, event: ToolCallArgsDelta) -> list[Frame]:
-        self._streamed.add(event.id)
+        if event.id not in self._streamed:  # the first delta marks the call; later ones change nothing
+            self._streamed.add(event.id)
+            self._args_prefix[event.id] = b'{"type":"TOOL_CALL_ARGS","toolCallId":' + dumps(event.id) + b',"delta":'
         return [{"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": event.delta}]
 
     def _tool_end(self, event: ToolCallEnd) -> list[Frame]:
@@ -496,6 +514,7 @@ class AGUIMapper:
         if event.id not in self._tools_seen:
             out.append(self._tool_start_frame(event, event.name or ""))
         self._open_tools.pop(event.id, None)
+        self._args_prefix.pop(event.id, None)
         if event.id not in self._streamed and event.input is not None:
             # An invalid call keeps the model's unparsable argument text as it was.
             raw = event.error is not None and isinstance(event.input, str)

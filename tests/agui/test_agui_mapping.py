@@ -531,3 +531,37 @@ def test_hot_path_handlers_build_plain_dicts() -> None:
     assert frames == [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "t", "delta": "x"}]
     assert type(frames[0]) is dict
     assert agui.encode.__doc__
+
+
+async def _aiter(events: list[ChatEvent]) -> Any:
+    for event in events:
+        yield event
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(careful_runs(), sloppy_runs), st.booleans(), st.sampled_from([1, 200, 16384]))
+async def test_the_delta_hot_path_writes_the_same_bytes(events: list[ChatEvent], source: bool, coalesce: int) -> None:
+    """``delta_prefixes`` let the SSE writer skip ``feed`` for deltas of open blocks: same bytes either way."""
+    from streamkit.sse import encode_frames
+
+    logging.getLogger("streamkit").setLevel(logging.ERROR)
+    hot = AGUIMapper(thread_id="th", run_id="run", state={})
+    cold = AGUIMapper(thread_id="th", run_id="run", state={})
+    cold.delta_prefixes = {}
+    out = []
+    for mapper in (hot, cold):
+        stream = _aiter(events) if source else events
+        out.append(b"".join([c async for c in encode_frames(stream, mapper, coalesce=coalesce)]))
+    assert out[0] == out[1]
+
+
+def test_delta_prefixes_follow_the_open_blocks() -> None:
+    mapper = AGUIMapper(thread_id="th", run_id="run", reserved_ids=["t"])
+    mapper.feed(TextStart(id="t"))
+    mapper.feed(ToolCallStart(id="c", name="f"))
+    assert mapper.delta_prefixes["text-delta"] == {"t": b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"t-2","delta":'}
+    assert mapper.delta_prefixes["tool-call-args-delta"] == {}  # the first delta goes through feed
+    mapper.feed(ToolCallArgsDelta(id="c", delta="{"))
+    assert list(mapper.delta_prefixes["tool-call-args-delta"]) == ["c"]
+    mapper.feed(RunFinished())
+    assert all(not table for table in mapper.delta_prefixes.values())

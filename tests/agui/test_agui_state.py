@@ -109,6 +109,26 @@ def test_patches_that_would_fail_or_differ_on_the_client_are_refused(doc: Any, p
         apply_patch(doc, patch)
 
 
+@pytest.mark.parametrize(
+    ("doc", "patch", "javascript_result"),
+    [
+        ({}, [{"op": "replace", "path": "/toString", "value": 1}], {"toString": 1}),  # inherited key "exists"
+        ({}, [{"op": "remove", "path": "/toString"}], {}),
+        ([1, 2], [{"op": "add", "path": "/01", "value": 9}], [1, 9, 2]),  # "01" read as 1
+        ([1], [{"op": "add", "path": "/", "value": 0}], [0, 1]),  # "" read as 0
+        ("abc", [{"op": "test", "path": "/0", "value": "a"}], "abc"),  # strings are indexable
+        ([1], [{"op": "move", "from": "/0", "path": "/5"}], [1]),  # unchecked index after the remove
+    ],
+)
+def test_patches_javascript_accepts_only_by_accident_are_refused_here(
+    js: JsOracle, doc: Any, patch: Any, javascript_result: Any
+) -> None:
+    answer = js.result("agui", {"mode": "patch", "initial": doc, "steps": [{"delta": patch}]})
+    assert answer == {"states": [javascript_result], "errors": [None]}
+    with pytest.raises(PatchError):
+        apply_patch(doc, patch)
+
+
 def test_diff_catches_what_make_patch_gets_wrong() -> None:
     for before, after in [({"a": 1}, {"a": True}), ([0, 1], [False, True]), ({"a": [1, 2]}, {"a": {"0": 1, "1": 2}})]:
         patch = diff(before, after, snapshot_when_larger=False)
