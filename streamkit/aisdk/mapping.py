@@ -1,0 +1,701 @@
+"""ChatEvents to UI Message Stream chunks: a pure, per-run state machine.
+
+:class:`AISDKMapper` implements :class:`streamkit.sse.Mapper`. Every event goes through a
+:class:`~streamkit.events.SequenceChecker` first, so the chunks it returns always form a stream the
+``useChat`` client accepts (spec section 5.2): deltas only for open parts, text and reasoning closed before
+``finish-step``, tool outputs only for known calls, one ``start`` with one message id, ``error`` last.
+
+``sdk_version`` (5, 6 or 7) names the major version of the ``ai`` package in the browser; the mapper emits
+only chunk types and fields that the current release of that major has in its chunk schema, degrading what
+it lacks to the nearest form it has (see :data:`CHUNK_TYPES` and :data:`CHUNK_FIELDS`).
+
+Payload values (tool input and output, data, state, metadata) go through :func:`streamkit.sse.js_value`,
+and keys the client refuses to parse (``__proto__``, and ``constructor`` holding a ``prototype``) are
+dropped from them.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import jsonpatch
+import orjson
+
+from ..events import (
+    ChatEvent,
+    Custom,
+    Data,
+    File,
+    Interrupt,
+    Message,
+    MessageMetadata,
+    MessagesSnapshot,
+    ProtocolError,
+    Raw,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    RunAborted,
+    RunError,
+    RunFinished,
+    RunStarted,
+    SequenceChecker,
+    Source,
+    StateDelta,
+    StateSnapshot,
+    StateUpdate,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+    ToolCallArgsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from ..sse import js_value
+
+__all__ = [
+    "CHUNK_FIELDS",
+    "CHUNK_TYPES",
+    "STATE_PART_ID",
+    "SUPPORTED_VERSIONS",
+    "AISDKMapper",
+    "Chunk",
+    "safe_json",
+]
+
+logger = logging.getLogger("streamkit.aisdk")
+
+Chunk = dict[str, Any]
+"""One UI Message Stream chunk: a JSON object with a string ``type``."""
+
+SUPPORTED_VERSIONS = (5, 6, 7)
+"""The ``ai`` package majors the mapper can target."""
+
+STATE_PART_ID = "state"
+"""The id of the ``data-state`` part: the client replaces the part in place on every state change."""
+
+_COMMON = frozenset(
+    {
+        "start", "start-step", "finish-step", "finish", "abort", "error", "message-metadata",
+        "text-start", "text-delta", "text-end", "reasoning-start", "reasoning-delta", "reasoning-end",
+        "tool-input-start", "tool-input-delta", "tool-input-available", "tool-input-error",
+        "tool-output-available", "tool-output-error", "source-url", "source-document", "file",
+    }
+)  # fmt: skip
+
+CHUNK_TYPES: Mapping[int, frozenset[str]] = {
+    5: _COMMON,
+    6: _COMMON | {"tool-approval-request", "tool-output-denied"},
+    7: _COMMON
+    | {
+        "tool-approval-request", "tool-output-denied", "tool-approval-response", "custom", "reasoning-file",
+        "reset-step", "steering-message",
+    },
+}  # fmt: skip
+"""The chunk types (besides ``data-*``) in the chunk schema of the current ``ai`` release of each major."""
+
+_PM = "providerMetadata"
+_TEXT_FIELDS = frozenset({"id", _PM})
+_V5_FIELDS: dict[str, frozenset[str]] = {
+    "start": frozenset({"messageId", "messageMetadata"}),
+    "start-step": frozenset(),
+    "finish-step": frozenset(),
+    "finish": frozenset({"finishReason", "messageMetadata"}),
+    "abort": frozenset(),
+    "error": frozenset({"errorText"}),
+    "message-metadata": frozenset({"messageMetadata"}),
+    "text-start": _TEXT_FIELDS,
+    "text-delta": _TEXT_FIELDS | {"delta"},
+    "text-end": _TEXT_FIELDS,
+    "reasoning-start": _TEXT_FIELDS,
+    "reasoning-delta": _TEXT_FIELDS | {"delta"},
+    "reasoning-end": _TEXT_FIELDS,
+    "tool-input-start": frozenset({"toolCallId", "toolName", "providerExecuted", "dynamic"}),
+    "tool-input-delta": frozenset({"toolCallId", "inputTextDelta"}),
+    "tool-input-available": frozenset({"toolCallId", "toolName", "input", "providerExecuted", _PM, "dynamic"}),
+    "tool-input-error": frozenset({"toolCallId", "toolName", "input", "providerExecuted", _PM, "dynamic", "errorText"}),
+    "tool-output-available": frozenset({"toolCallId", "output", "providerExecuted", "dynamic", "preliminary"}),
+    "tool-output-error": frozenset({"toolCallId", "errorText", "providerExecuted", "dynamic"}),
+    "source-url": frozenset({"sourceId", "url", "title", _PM}),
+    "source-document": frozenset({"sourceId", "mediaType", "title", "filename", _PM}),
+    "file": frozenset({"url", "mediaType", _PM}),
+    "data-*": frozenset({"id", "data", "transient"}),
+}
+_TOOL_META = frozenset({_PM, "toolMetadata", "title", "inputEncoding"})
+_V6_FIELDS: dict[str, frozenset[str]] = {
+    **_V5_FIELDS,
+    "abort": frozenset({"reason"}),
+    "tool-input-start": _V5_FIELDS["tool-input-start"] | _TOOL_META,
+    "tool-input-available": _V5_FIELDS["tool-input-available"] | {"toolMetadata", "title"},
+    "tool-input-error": _V5_FIELDS["tool-input-error"] | {"toolMetadata", "title"},
+    "tool-output-available": _V5_FIELDS["tool-output-available"] | {_PM, "toolMetadata"},
+    "tool-output-error": _V5_FIELDS["tool-output-error"] | {_PM, "toolMetadata"},
+    "tool-approval-request": frozenset(
+        {"approvalId", "toolCallId", "approvalDescriptor", "inputSchemaInput", "signature"}
+    ),
+    "tool-output-denied": frozenset({"toolCallId"}),
+}
+_V7_FIELDS: dict[str, frozenset[str]] = {
+    **_V6_FIELDS,
+    "text-end": _TEXT_FIELDS | {"citations"},
+    "tool-approval-request": _V6_FIELDS["tool-approval-request"] | {"reason", "isAutomatic"},
+    "tool-approval-response": frozenset({"approvalId", "approved", "reason", "providerExecuted", _PM}),
+    "custom": frozenset({"kind", _PM}),
+    "reasoning-file": frozenset({"url", "mediaType", _PM}),
+    "reset-step": frozenset(),
+    "steering-message": frozenset({"id", "parts"}),
+}
+CHUNK_FIELDS: Mapping[int, Mapping[str, frozenset[str]]] = {5: _V5_FIELDS, 6: _V6_FIELDS, 7: _V7_FIELDS}
+"""Per major and chunk type, the fields (besides ``type``) of that chunk in the current release's schema;
+``data-*`` stands for every data chunk."""
+
+FINISH_REASONS: Mapping[int, frozenset[str]] = {
+    5: frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}),
+    6: frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other"}),
+    7: frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"}),
+}
+"""The ``finish.finishReason`` values each major accepts."""
+
+_NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
+_DENIED_TEXT = "The tool call was denied."
+_INVALID_INPUT_TEXT = "The tool call's input is not valid JSON."
+
+
+def _strip_unsafe(value: Any) -> Any:
+    """``value`` without the object keys the client's JSON parser refuses (copied only when needed)."""
+    kind = type(value)
+    if kind is dict:
+        out = None
+        for key, item in value.items():
+            if key == "__proto__" or (key == "constructor" and type(item) is dict and "prototype" in item):
+                if out is None:
+                    out = dict(value)
+                del out[key]
+                continue
+            new = _strip_unsafe(item)
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
+    if kind is list:
+        items = [_strip_unsafe(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
+def safe_json(value: Any) -> Any:
+    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses."""
+    if value is None or type(value) in (str, int, bool):
+        return value
+    return _strip_unsafe(js_value(value))
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (
+        ("inputTokens", usage.input_tokens),
+        ("outputTokens", usage.output_tokens),
+        ("totalTokens", usage.total_tokens),
+        ("reasoningTokens", usage.reasoning_tokens),
+        ("cachedInputTokens", usage.cached_input_tokens),
+        ("provider", usage.provider),
+        ("model", usage.model),
+    ):
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _interrupt(interrupt: Interrupt) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": interrupt.id, "reason": interrupt.reason}
+    for key, value in (
+        ("message", interrupt.message),
+        ("toolCallId", interrupt.tool_call_id),
+        ("responseSchema", interrupt.response_schema),
+        ("expiresAt", interrupt.expires_at),
+        ("metadata", interrupt.metadata),
+    ):
+        if value is not None:
+            out[key] = safe_json(value)
+    return out
+
+
+class _Call:
+    """What the mapper remembers of one tool call."""
+
+    __slots__ = ("args", "dynamic", "name", "provider_executed", "title")
+
+    def __init__(self, name: str, dynamic: bool, provider_executed: bool, title: str | None) -> None:
+        self.name = name
+        self.dynamic = dynamic
+        self.provider_executed = provider_executed
+        self.title = title
+        self.args: list[str] = []
+
+
+class AISDKMapper:
+    """Maps one run's ``ChatEvent`` stream to UI Message Stream chunk dicts.
+
+    ``feed(event)`` returns the chunks for one event, ``close()`` those that end the run when the core's
+    stream ended, ``fail(message)`` those that end it with an error (open parts closed, one ``error``).
+
+    ``message_id`` is the assistant message id to use when ``RunStarted`` carries none (pass the id of the
+    message a request continues); without either, one is generated. ``known_tool_calls`` and
+    ``known_approvals`` are the tool call and approval ids of that continued message, whose outputs and
+    answers may arrive in this run. ``state`` is the state the client holds (the base of the first
+    ``StateDelta``). ``strict`` makes the sequence checker raise instead of repairing.
+    """
+
+    __slots__ = (
+        "_approvals",
+        "_calls",
+        "_check",
+        "_checker",
+        "_depth",
+        "_errored",
+        "_handlers",
+        "_in_step",
+        "_open_inputs",
+        "_reasoning",
+        "_state",
+        "_step_pending",
+        "_text",
+        "_v6",
+        "_v7",
+        "message_id",
+        "sdk_version",
+    )
+
+    def __init__(
+        self,
+        *,
+        sdk_version: int = 7,
+        message_id: str | None = None,
+        strict: bool = False,
+        known_tool_calls: Iterable[str] = (),
+        known_approvals: Iterable[str] = (),
+        state: Any = None,
+    ) -> None:
+        if sdk_version not in SUPPORTED_VERSIONS:
+            raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
+        self.sdk_version = sdk_version
+        self._v6 = sdk_version >= 6
+        self._v7 = sdk_version >= 7
+        self.message_id = message_id
+        self._checker = SequenceChecker(
+            strict=strict, known_tool_calls=known_tool_calls, known_approvals=known_approvals
+        )
+        self._check = self._checker.feed
+        self._text: dict[str, None] = {}
+        self._reasoning: dict[str, None] = {}
+        self._calls: dict[str, _Call] = {}
+        self._open_inputs: dict[str, None] = {}
+        self._approvals: dict[str, str] = {}
+        self._state: Any = {} if state is None else state
+        self._depth = 0
+        self._in_step = False
+        self._step_pending = False
+        self._errored = False
+        self._handlers: dict[str, Callable[[Any], list[Chunk]]] = {
+            "run-started": self._run_started,
+            "run-finished": self._run_finished,
+            "run-error": self._run_error,
+            "run-aborted": self._run_aborted,
+            "step-started": self._step_started,
+            "step-finished": self._step_finished,
+            "text-start": self._text_start,
+            "text-delta": self._text_delta,
+            "text-end": self._text_end,
+            "reasoning-start": self._reasoning_start,
+            "reasoning-delta": self._reasoning_delta,
+            "reasoning-end": self._reasoning_end,
+            "tool-call-start": self._tool_start,
+            "tool-call-args-delta": self._tool_delta,
+            "tool-call-end": self._tool_end,
+            "tool-result": self._tool_result,
+            "tool-approval-request": self._approval_request,
+            "tool-approval-response": self._approval_response,
+            "state-snapshot": self._state_snapshot,
+            "state-update": self._state_snapshot,
+            "state-delta": self._state_delta,
+            "messages-snapshot": self._messages_snapshot,
+            "data": self._data,
+            "source": self._source,
+            "file": self._file,
+            "message-metadata": self._message_metadata,
+            "custom": self._custom,
+            "raw": self._raw,
+        }
+
+    # -- the Mapper protocol -----------------------------------------------------------------------
+
+    def feed(self, event: ChatEvent) -> list[Chunk]:
+        """The chunks for one event (after the sequence checker)."""
+        checked = self._check(event)
+        handlers = self._handlers
+        if len(checked) == 1:
+            ev = checked[0]
+            out = handlers[ev.type](ev)
+        else:
+            out = []
+            for ev in checked:
+                out += handlers[ev.type](ev)
+        if self._step_pending and out:
+            return self._flush_step(out)
+        return out
+
+    def close(self) -> list[Chunk]:
+        """The chunks that end the run when the core's stream ended (nothing if it ended properly)."""
+        out: list[Chunk] = []
+        for ev in self._checker.close():
+            out += self._handlers[ev.type](ev)
+        if self._step_pending and out:
+            return self._flush_step(out)
+        return out
+
+    def fail(self, message: str, code: str | None = None) -> list[Chunk]:
+        """Open parts closed, then one ``error`` chunk with ``message``."""
+        if self._checker.finished:
+            # An exception after the run's end: one error still tells the client, a second would not.
+            return [] if self._errored else [{"type": "error", "errorText": message}]
+        self._checker.strict = False  # the run is ending: repair rather than raise
+        return self.feed(RunError(message=message, code=code))
+
+    @property
+    def finished(self) -> bool:
+        """True once the run has ended (``finish``, ``abort`` or ``error`` was produced)."""
+        return self._checker.finished
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def _run_started(self, ev: RunStarted) -> list[Chunk]:
+        mid = ev.message_id or self.message_id or f"msg-{uuid.uuid4().hex}"
+        self.message_id = mid
+        chunk: Chunk = {"type": "start"}
+        if ev.metadata is not None:
+            chunk["messageMetadata"] = safe_json(ev.metadata)
+        chunk["messageId"] = mid
+        return [chunk]
+
+    def _run_finished(self, ev: RunFinished) -> list[Chunk]:
+        out: list[Chunk] = [{"type": "data-interrupt", "id": i.id, "data": _interrupt(i)} for i in ev.interrupts or ()]
+        reason: str = ev.finish_reason
+        if ev.interrupts:
+            reason = "interrupted"
+        if reason == "interrupted" and not self._v7:
+            reason = "other"
+        chunk: Chunk = {"type": "finish", "finishReason": reason}
+        metadata: dict[str, Any] = dict(ev.metadata) if ev.metadata else {}
+        if ev.usage is not None:
+            metadata["usage"] = _usage(ev.usage)
+        if ev.result is not None:
+            metadata["result"] = ev.result
+        if metadata:
+            chunk["messageMetadata"] = safe_json(metadata)
+        out.append(chunk)
+        return out
+
+    def _run_error(self, ev: RunError) -> list[Chunk]:
+        self._errored = True
+        return [{"type": "error", "errorText": ev.message}]
+
+    def _run_aborted(self, ev: RunAborted) -> list[Chunk]:
+        if ev.reason is not None and self._v6:
+            return [{"type": "abort", "reason": ev.reason}]
+        return [{"type": "abort"}]
+
+    # Steps are flat on the wire: a step inside a step belongs to the outer one. ``start-step`` is sent
+    # just before the step's first part, so a step without parts sends nothing.
+
+    def _step_started(self, ev: Any) -> list[Chunk]:
+        self._depth += 1
+        if self._depth > 1 or self._in_step:
+            return []
+        if self._open_inputs:
+            # A new step would hide the streaming tool part from the client's lookup: stay in this one.
+            logger.debug("step started while tool input %s is open: merged into the current step", ev.name)
+            return []
+        self._in_step = True
+        self._step_pending = True
+        return []
+
+    def _flush_step(self, out: list[Chunk]) -> list[Chunk]:
+        for i, chunk in enumerate(out):
+            if chunk["type"] not in _NO_PARTS and not chunk.get("transient"):
+                self._step_pending = False
+                return [*out[:i], {"type": "start-step"}, *out[i:]]
+        return out
+
+    def _step_finished(self, ev: Any) -> list[Chunk]:
+        self._depth = max(self._depth - 1, 0)
+        if self._depth or not self._in_step:
+            return []
+        self._in_step = False
+        out = self._close_parts()
+        if self._step_pending:
+            self._step_pending = False
+            return out
+        out.append({"type": "finish-step"})
+        return out
+
+    def _close_parts(self) -> list[Chunk]:
+        """End open text and reasoning parts (clients before 7.0.79 forget them at ``finish-step``)."""
+        out: list[Chunk] = [{"type": "text-end", "id": i} for i in self._text]
+        out += [{"type": "reasoning-end", "id": i} for i in self._reasoning]
+        self._text.clear()
+        self._reasoning.clear()
+        return out
+
+    # -- text and reasoning ------------------------------------------------------------------------
+
+    def _text_start(self, ev: TextStart) -> list[Chunk]:
+        self._text[ev.id] = None
+        if ev.provider_metadata is not None:
+            return [{"type": "text-start", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
+        return [{"type": "text-start", "id": ev.id}]
+
+    def _text_delta(self, ev: TextDelta) -> list[Chunk]:
+        if ev.id in self._text:
+            return [{"type": "text-delta", "id": ev.id, "delta": ev.delta}]
+        self._text[ev.id] = None  # closed at a step boundary, still open for the core
+        return [{"type": "text-start", "id": ev.id}, {"type": "text-delta", "id": ev.id, "delta": ev.delta}]
+
+    def _text_end(self, ev: TextEnd) -> list[Chunk]:
+        if ev.id not in self._text:
+            return []
+        del self._text[ev.id]
+        if ev.provider_metadata is not None:
+            return [{"type": "text-end", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
+        return [{"type": "text-end", "id": ev.id}]
+
+    def _reasoning_start(self, ev: ReasoningStart) -> list[Chunk]:
+        self._reasoning[ev.id] = None
+        if ev.provider_metadata is not None:
+            return [{"type": "reasoning-start", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
+        return [{"type": "reasoning-start", "id": ev.id}]
+
+    def _reasoning_delta(self, ev: ReasoningDelta) -> list[Chunk]:
+        if ev.id in self._reasoning:
+            return [{"type": "reasoning-delta", "id": ev.id, "delta": ev.delta}]
+        self._reasoning[ev.id] = None
+        return [
+            {"type": "reasoning-start", "id": ev.id},
+            {"type": "reasoning-delta", "id": ev.id, "delta": ev.delta},
+        ]
+
+    def _reasoning_end(self, ev: ReasoningEnd) -> list[Chunk]:
+        if ev.id not in self._reasoning:
+            return []
+        del self._reasoning[ev.id]
+        if ev.provider_metadata is not None:
+            return [{"type": "reasoning-end", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
+        return [{"type": "reasoning-end", "id": ev.id}]
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def _tool_fields(self, chunk: Chunk, call: _Call, provider_metadata: Any) -> Chunk:
+        """Add the optional fields shared by ``tool-input-*`` chunks, in the reference key order."""
+        if call.provider_executed:
+            chunk["providerExecuted"] = True
+        if provider_metadata is not None and (self._v6 or chunk["type"] != "tool-input-start"):
+            chunk[_PM] = safe_json(provider_metadata)
+        if call.dynamic:
+            chunk["dynamic"] = True
+        if call.title is not None and self._v6:
+            chunk["title"] = call.title
+        return chunk
+
+    def _tool_start(self, ev: ToolCallStart) -> list[Chunk]:
+        call = _Call(ev.name, ev.dynamic, ev.provider_executed, ev.title)
+        self._calls[ev.id] = call
+        self._open_inputs[ev.id] = None
+        chunk: Chunk = {"type": "tool-input-start", "toolCallId": ev.id, "toolName": ev.name}
+        return [self._tool_fields(chunk, call, ev.provider_metadata)]
+
+    def _tool_delta(self, ev: ToolCallArgsDelta) -> list[Chunk]:
+        call = self._calls.get(ev.id)
+        if call is not None:
+            call.args.append(ev.delta)
+        return [{"type": "tool-input-delta", "toolCallId": ev.id, "inputTextDelta": ev.delta}]
+
+    def _tool_end(self, ev: ToolCallEnd) -> list[Chunk]:
+        call = self._calls.get(ev.id)
+        if call is None:
+            call = self._calls[ev.id] = _Call(ev.name or "unknown", False, False, None)
+        self._open_inputs.pop(ev.id, None)
+        error = ev.error
+        value: Any = ev.input
+        if value is None:
+            text = "".join(call.args)
+            call.args.clear()
+            if not text.strip():
+                value = {}
+            else:
+                try:
+                    value = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    value = text
+                    if error is None:
+                        error = _INVALID_INPUT_TEXT
+        chunk: Chunk = {
+            "type": "tool-input-error" if error is not None else "tool-input-available",
+            "toolCallId": ev.id,
+            "toolName": call.name,
+            "input": safe_json(value),
+        }
+        self._tool_fields(chunk, call, ev.provider_metadata)
+        if error is not None:
+            title = chunk.pop("title", None)
+            chunk["errorText"] = error
+            if title is not None:
+                chunk["title"] = title
+        return [chunk]
+
+    def _tool_result(self, ev: ToolResult) -> list[Chunk]:
+        call = self._calls.get(ev.id)
+        chunk: Chunk
+        if ev.denied:
+            if self._v6:
+                return [{"type": "tool-output-denied", "toolCallId": ev.id}]
+            chunk = {"type": "tool-output-error", "toolCallId": ev.id, "errorText": ev.error or _DENIED_TEXT}
+        elif ev.error is not None:
+            chunk = {"type": "tool-output-error", "toolCallId": ev.id, "errorText": ev.error}
+        else:
+            chunk = {"type": "tool-output-available", "toolCallId": ev.id, "output": safe_json(ev.output)}
+        if call is not None and call.provider_executed:
+            chunk["providerExecuted"] = True
+        if ev.provider_metadata is not None and self._v6:
+            chunk[_PM] = safe_json(ev.provider_metadata)
+        if ev.preliminary and chunk["type"] == "tool-output-available":
+            chunk["preliminary"] = True
+        if call is not None and call.dynamic:
+            chunk["dynamic"] = True
+        return [chunk]
+
+    def _approval_request(self, ev: ToolApprovalRequest) -> list[Chunk]:
+        self._approvals[ev.id] = ev.tool_call_id
+        if not self._v6:
+            data: dict[str, Any] = {"approvalId": ev.id, "toolCallId": ev.tool_call_id}
+            if ev.reason is not None:
+                data["reason"] = ev.reason
+            return [{"type": "data-tool-approval", "id": ev.id, "data": data}]
+        chunk: Chunk = {"type": "tool-approval-request", "approvalId": ev.id, "toolCallId": ev.tool_call_id}
+        if ev.reason is not None and self._v7:
+            chunk["reason"] = ev.reason
+        return [chunk]
+
+    def _approval_response(self, ev: ToolApprovalResponse) -> list[Chunk]:
+        if self._v7:
+            chunk: Chunk = {"type": "tool-approval-response", "approvalId": ev.id, "approved": ev.approved}
+            if ev.reason is not None:
+                chunk["reason"] = ev.reason
+            return [chunk]
+        if self._v6:
+            # The v6 client records the user's own answer; it has no chunk for a server-side answer.
+            logger.info("dropped ToolApprovalResponse(%r): the sdk_version 6 client has no chunk for it", ev.id)
+            return []
+        data: dict[str, Any] = {"approvalId": ev.id}
+        tool_call_id = self._approvals.get(ev.id)
+        if tool_call_id is not None:
+            data["toolCallId"] = tool_call_id
+        data["approved"] = ev.approved
+        if ev.reason is not None:
+            data["reason"] = ev.reason
+        return [{"type": "data-tool-approval", "id": ev.id, "data": data}]
+
+    # -- state and history -------------------------------------------------------------------------
+
+    def _state_part(self) -> list[Chunk]:
+        return [{"type": "data-state", "id": STATE_PART_ID, "data": safe_json(self._state)}]
+
+    def _state_snapshot(self, ev: StateSnapshot | StateUpdate) -> list[Chunk]:
+        self._state = ev.state
+        return self._state_part()
+
+    def _state_delta(self, ev: StateDelta) -> list[Chunk]:
+        try:
+            self._state = jsonpatch.apply_patch(self._state, ev.patch, in_place=False)
+        except Exception as exc:
+            if self._checker.strict:
+                raise ProtocolError(ev, f"the patch does not apply to the current state: {exc}") from exc
+            logger.warning("dropped StateDelta: the patch does not apply to the current state: %s", exc)
+            return []
+        return self._state_part()
+
+    def _messages_snapshot(self, ev: MessagesSnapshot) -> list[Chunk]:
+        from .request import to_ui_messages
+
+        messages: list[Any] = []
+        neutral: list[Message] = []
+        for item in ev.messages:
+            if isinstance(item, Message):
+                neutral.append(item)
+            else:
+                try:
+                    neutral.append(Message.model_validate(item))
+                except ValueError:
+                    messages.append(item)
+        data = to_ui_messages(neutral) if not messages else [*to_ui_messages(neutral), *messages]
+        return [{"type": "data-messages", "data": safe_json(data), "transient": True}]
+
+    # -- extras ------------------------------------------------------------------------------------
+
+    def _data(self, ev: Data) -> list[Chunk]:
+        chunk: Chunk = {"type": f"data-{ev.name}"}
+        if ev.id is not None:
+            chunk["id"] = ev.id
+        chunk["data"] = safe_json(ev.data)
+        if ev.transient:
+            chunk["transient"] = True
+        return [chunk]
+
+    def _source(self, ev: Source) -> list[Chunk]:
+        chunk: Chunk
+        if ev.url is not None:
+            chunk = {"type": "source-url", "sourceId": ev.id, "url": ev.url}
+            if ev.title is not None:
+                chunk["title"] = ev.title
+        else:
+            chunk = {
+                "type": "source-document",
+                "sourceId": ev.id,
+                "mediaType": ev.media_type or "application/octet-stream",
+                "title": ev.title or ev.filename or ev.id,
+            }
+            if ev.filename is not None:
+                chunk["filename"] = ev.filename
+        if ev.provider_metadata is not None:
+            chunk[_PM] = safe_json(ev.provider_metadata)
+        return [chunk]
+
+    def _file(self, ev: File) -> list[Chunk]:
+        chunk: Chunk = {"type": "file", "mediaType": ev.media_type, "url": ev.url}
+        if ev.provider_metadata is not None:
+            chunk[_PM] = safe_json(ev.provider_metadata)
+        return [chunk]
+
+    def _message_metadata(self, ev: MessageMetadata) -> list[Chunk]:
+        if type(ev.metadata) is not dict:
+            # The client deep-merges metadata: a later merge into a non-object crashes it.
+            if self._checker.strict:
+                raise ProtocolError(ev, "message metadata must be a JSON object")
+            logger.warning("dropped MessageMetadata: the metadata is not a JSON object")
+            return []
+        return [{"type": "message-metadata", "messageMetadata": safe_json(ev.metadata)}]
+
+    def _custom(self, ev: Custom) -> list[Chunk]:
+        return [{"type": "data-custom", "data": {"name": ev.name, "value": safe_json(ev.value)}, "transient": True}]
+
+    def _raw(self, ev: Raw) -> list[Chunk]:
+        data: dict[str, Any] = {"event": safe_json(ev.event)}
+        if ev.source is not None:
+            data["source"] = ev.source
+        return [{"type": "data-raw", "data": data, "transient": True}]

@@ -1,0 +1,409 @@
+"""Test oracles written from the spec, independent of the mapper:
+
+* :func:`check_invariants` checks a chunk stream against spec section 5.2 and the version tables of
+  section 9 (schema fields per major, required fields, no ``null`` optional fields, no refused keys);
+* :func:`meaning` says what a (checked) ChatEvent sequence means for the final message, and
+  :func:`observed` reads the same things out of a folded ``UIMessage``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+import orjson
+
+from streamkit.events import ChatEvent, SequenceChecker
+
+# Required fields per chunk type (spec section 4), and which of them may be any JSON value (null too).
+REQUIRED: dict[str, set[str]] = {
+    "start": set(), "start-step": set(), "finish-step": set(), "reset-step": set(), "finish": set(),
+    "abort": set(), "error": {"errorText"}, "message-metadata": {"messageMetadata"},
+    "text-start": {"id"}, "text-delta": {"id", "delta"}, "text-end": {"id"},
+    "reasoning-start": {"id"}, "reasoning-delta": {"id", "delta"}, "reasoning-end": {"id"},
+    "tool-input-start": {"toolCallId", "toolName"}, "tool-input-delta": {"toolCallId", "inputTextDelta"},
+    "tool-input-available": {"toolCallId", "toolName", "input"},
+    "tool-input-error": {"toolCallId", "toolName", "input", "errorText"},
+    "tool-approval-request": {"approvalId", "toolCallId"},
+    "tool-approval-response": {"approvalId", "approved"},
+    "tool-output-available": {"toolCallId", "output"}, "tool-output-error": {"toolCallId", "errorText"},
+    "tool-output-denied": {"toolCallId"}, "source-url": {"sourceId", "url"},
+    "source-document": {"sourceId", "mediaType", "title"}, "file": {"mediaType", "url"},
+    "reasoning-file": {"mediaType", "url"}, "custom": {"kind"}, "steering-message": {"id", "parts"},
+}  # fmt: skip
+ANY_JSON = {"input", "output", "data", "messageMetadata"}
+INVALID_INPUT = "The tool call's input is not valid JSON."
+DENIED = "The tool call was denied."
+
+# Spec section 9.2 / the chunk schemas of ai 5.0.277, 6.0.326 and 7.0.173: allowed types per major.
+BASE_TYPES = {
+    "start", "start-step", "finish-step", "finish", "abort", "error", "message-metadata", "text-start",
+    "text-delta", "text-end", "reasoning-start", "reasoning-delta", "reasoning-end", "tool-input-start",
+    "tool-input-delta", "tool-input-available", "tool-input-error", "tool-output-available",
+    "tool-output-error", "source-url", "source-document", "file",
+}  # fmt: skip
+ALLOWED_TYPES = {
+    5: BASE_TYPES,
+    6: BASE_TYPES | {"tool-approval-request", "tool-output-denied"},
+    7: BASE_TYPES | {"tool-approval-request", "tool-output-denied", "tool-approval-response", "custom",
+                     "reasoning-file", "reset-step", "steering-message"},
+}  # fmt: skip
+# Fields a major's schema lacks (spec 9.2: "no" and "no*" cells), per chunk type.
+MISSING_FIELDS = {
+    5: {"tool-input-start": {"title", "providerMetadata", "toolMetadata", "inputEncoding"},
+        "tool-input-available": {"title", "toolMetadata"}, "tool-input-error": {"title", "toolMetadata"},
+        "tool-output-available": {"providerMetadata", "toolMetadata"},
+        "tool-output-error": {"providerMetadata", "toolMetadata"}, "abort": {"reason"}, "text-end": {"citations"}},
+    6: {"text-end": {"citations"}, "tool-approval-request": {"reason", "isAutomatic"}},
+    7: {},
+}  # fmt: skip
+FINISH = {
+    5: {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"},
+    6: {"stop", "length", "content-filter", "tool-calls", "error", "other"},
+    7: {"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"},
+}
+
+
+def _unsafe_keys(value: Any) -> bool:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "__proto__" or (k == "constructor" and isinstance(v, dict) and "prototype" in v):
+                return True
+            if _unsafe_keys(v):
+                return True
+    elif isinstance(value, list):
+        return any(_unsafe_keys(v) for v in value)
+    return False
+
+
+def split_frames(body: bytes) -> list[dict[str, Any]]:
+    """Check the SSE framing (rules 1 and 18) and return the chunks."""
+    assert body.endswith(b"data: [DONE]\n\n"), body[-80:]
+    frames = body.split(b"\n\n")
+    assert frames[-1] == b"" and frames[-2] == b"data: [DONE]"
+    chunks = []
+    for raw in frames[:-2]:
+        if raw.startswith(b":"):
+            continue  # a heartbeat comment
+        assert raw.startswith(b"data: ") and b"\n" not in raw and b"\r" not in raw, raw
+        chunks.append(orjson.loads(raw[6:]))
+    return chunks
+
+
+def check_invariants(
+    chunks: list[dict[str, Any]],
+    *,
+    sdk_version: int = 7,
+    message_id: str | None = None,
+    known_tool_calls: tuple[str, ...] = (),
+    known_approvals: tuple[str, ...] = (),
+) -> None:
+    """Assert the rules of spec section 5.2 (and the schema of ``sdk_version``'s client) on ``chunks``."""
+    text: set[str] = set()
+    reasoning: set[str] = set()
+    inputs: set[str] = set()
+    tools: dict[str, tuple[str, bool]] = {t: ("", False) for t in known_tool_calls}
+    approvals = set(known_approvals)
+    starts: list[dict[str, Any]] = []
+    for n, chunk in enumerate(chunks):
+        where = f"chunk {n}: {chunk}"
+        kind = chunk["type"]
+        assert isinstance(kind, str)
+        assert not _unsafe_keys(chunk), where
+        # rule 2: the schema of the client
+        if kind.startswith("data-"):
+            assert set(chunk) - {"type"} <= {"id", "data", "transient"}, where
+            assert "data" in chunk, where
+            for key in ("id", "transient"):
+                assert key not in chunk or chunk[key] is not None, where
+            if kind == "data-state":
+                assert chunk.get("id") == "state", where
+        else:
+            assert kind in ALLOWED_TYPES[sdk_version], where
+            assert REQUIRED[kind] <= set(chunk), where
+            missing = MISSING_FIELDS[sdk_version].get(kind, set())
+            assert not (set(chunk) & missing), where
+            for key, value in chunk.items():
+                if value is None:
+                    assert key in ANY_JSON and key in REQUIRED[kind], where
+        if kind == "finish" and "finishReason" in chunk:
+            assert chunk["finishReason"] in FINISH[sdk_version], where
+        # rule 14: nothing after error
+        assert n == len(chunks) - 1 or kind != "error", where
+        if kind == "start":
+            starts.append(chunk)
+        elif kind in ("text-start", "reasoning-start"):
+            opened = text if kind == "text-start" else reasoning
+            assert chunk["id"] not in opened, where  # rule 5
+            opened.add(chunk["id"])
+        elif kind in ("text-delta", "reasoning-delta"):
+            assert chunk["id"] in (text if kind == "text-delta" else reasoning), where  # rules 3, 4
+        elif kind in ("text-end", "reasoning-end"):
+            opened = text if kind == "text-end" else reasoning
+            assert chunk["id"] in opened, where
+            opened.discard(chunk["id"])
+        elif kind == "finish-step":
+            assert not text and not reasoning, where  # rule 6
+        elif kind == "tool-input-start":
+            tid = chunk["toolCallId"]
+            inputs.add(tid)
+            tools[tid] = (chunk["toolName"], bool(chunk.get("dynamic")))
+        elif kind == "tool-input-delta":
+            assert chunk["toolCallId"] in inputs, where  # rules 7, 11
+        elif kind in ("tool-input-available", "tool-input-error"):
+            tid = chunk["toolCallId"]
+            if tid in tools and tools[tid][0]:
+                assert tools[tid] == (chunk["toolName"], bool(chunk.get("dynamic"))), where  # rule 10
+            tools[tid] = (chunk["toolName"], bool(chunk.get("dynamic")))
+            inputs.discard(tid)
+        elif kind in ("tool-output-available", "tool-output-error", "tool-output-denied"):
+            tid = chunk["toolCallId"]
+            assert tid in tools, where  # rule 8
+            if sdk_version == 5 and tools[tid][1]:
+                assert chunk.get("dynamic") is True, where  # rule 10, v5
+        elif kind == "tool-approval-request":
+            assert chunk["toolCallId"] in tools, where
+            approvals.add(chunk["approvalId"])
+        elif kind == "tool-approval-response":
+            assert chunk["approvalId"] in approvals, where  # rule 9
+        elif kind == "finish":
+            assert not text and not reasoning and not inputs, where  # rule 16
+    # rule 12, 13: one start, the expected id
+    assert len(starts) == 1, starts
+    if message_id is not None:
+        assert starts[0].get("messageId") == message_id
+    assert chunks[0]["type"] == "start"
+    # rule 15: the run ends with finish, error or abort
+    assert chunks[-1]["type"] in ("finish", "error", "abort"), chunks[-1]
+
+
+# -- what a run means -------------------------------------------------------------------------------
+
+
+def norm(value: Any) -> Any:
+    """A payload as the client holds it: keys it refuses removed, numbers as JSON numbers."""
+    if isinstance(value, dict):
+        return {
+            k: norm(v)
+            for k, v in value.items()
+            if not (k == "__proto__" or (k == "constructor" and isinstance(v, dict) and "prototype" in v))
+        }
+    if isinstance(value, list):
+        return [norm(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**53:
+        return float(value)  # JavaScript prints such doubles with other digits than Python
+    return value
+
+
+@dataclass
+class Meaning:
+    """What a run leaves in the assistant message, and how it ends."""
+
+    texts: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    data: list[tuple[str, Any, Any]] = field(default_factory=list)
+    sources: list[tuple[str, str, Any]] = field(default_factory=list)
+    files: list[tuple[str, str]] = field(default_factory=list)
+    finish_reason: str | None = None
+    error: str | None = None
+    message_id: str | None = None
+
+
+def _set_data(meaning: Meaning, kind: str, pid: Any, data: Any) -> None:
+    if pid is not None:
+        for i, (k, p, _) in enumerate(meaning.data):
+            if k == kind and p == pid:
+                meaning.data[i] = (k, p, data)
+                return
+    meaning.data.append((kind, pid, data))
+
+
+def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None) -> Meaning:
+    """What ``events`` mean for the message, after the sequence checker's repairs.
+
+    Documented mapping rules this relies on: a text or reasoning part still open when its (outermost) step
+    ends is closed there and continues in a new part; a step that starts while a tool input streams joins
+    the current step; tool input is ``ToolCallEnd.input``, else the parsed argument text (``{}`` when
+    empty; the raw text and an error when it is not JSON).
+    """
+    checker = SequenceChecker()
+    checked: list[ChatEvent] = []
+    for ev in events:
+        checked += checker.feed(ev)
+    checked += checker.close()
+    m = Meaning()
+    text_open: dict[str, int] = {}
+    reasoning_open: dict[str, int] = {}
+    args: dict[str, str] = {}
+    streaming: set[str] = set()
+    approvals: dict[str, str] = {}
+    current_state: Any = {} if state is None else state
+    depth = 0
+    in_step = False
+    for ev in checked:
+        t = ev.type
+        if t == "run-started":
+            m.message_id = ev.message_id  # type: ignore[union-attr]
+        elif t == "step-started":
+            depth += 1
+            if depth == 1 and not in_step and not streaming:
+                in_step = True
+        elif t == "step-finished":
+            depth = max(depth - 1, 0)
+            if depth == 0 and in_step:
+                in_step = False
+                text_open.clear()
+                reasoning_open.clear()
+        elif t in ("text-start", "text-delta"):
+            if ev.id not in text_open:  # type: ignore[union-attr]
+                text_open[ev.id] = len(m.texts)  # type: ignore[union-attr]
+                m.texts.append("")
+            if t == "text-delta":
+                m.texts[text_open[ev.id]] += ev.delta  # type: ignore[union-attr]
+        elif t == "text-end":
+            text_open.pop(ev.id, None)  # type: ignore[union-attr]
+        elif t in ("reasoning-start", "reasoning-delta"):
+            if ev.id not in reasoning_open:  # type: ignore[union-attr]
+                reasoning_open[ev.id] = len(m.reasoning)  # type: ignore[union-attr]
+                m.reasoning.append("")
+            if t == "reasoning-delta":
+                m.reasoning[reasoning_open[ev.id]] += ev.delta  # type: ignore[union-attr]
+        elif t == "reasoning-end":
+            reasoning_open.pop(ev.id, None)  # type: ignore[union-attr]
+        elif t == "tool-call-start":
+            m.tools[ev.id] = {"name": ev.name, "dynamic": ev.dynamic, "state": "input-streaming"}  # type: ignore[union-attr]
+            args[ev.id] = ""  # type: ignore[union-attr]
+            streaming.add(ev.id)  # type: ignore[union-attr]
+        elif t == "tool-call-args-delta":
+            args[ev.id] += ev.delta  # type: ignore[union-attr]
+        elif t == "tool-call-end":
+            tool = m.tools.setdefault(ev.id, {"name": ev.name, "dynamic": False})  # type: ignore[union-attr]
+            streaming.discard(ev.id)  # type: ignore[union-attr]
+            error = ev.error  # type: ignore[union-attr]
+            value = ev.input  # type: ignore[union-attr]
+            if value is None:
+                text = args.get(ev.id, "")  # type: ignore[union-attr]
+                if not text.strip():
+                    value = {}
+                else:
+                    try:
+                        value = orjson.loads(text)
+                    except orjson.JSONDecodeError:
+                        value = text
+                        error = error or INVALID_INPUT
+            tool["input"] = norm(value)
+            tool["state"] = "output-error" if error is not None else "input-available"
+            if error is not None:
+                tool["errorText"] = error
+                # clients before 7 keep an invalid static call's input as rawInput, and lose it on output
+                tool["raw"] = sdk_version < 7 and not tool.get("dynamic")
+        elif t == "tool-approval-request":
+            approvals[ev.id] = ev.tool_call_id  # type: ignore[union-attr]
+            if sdk_version >= 6:
+                m.tools[ev.tool_call_id]["state"] = "approval-requested"  # type: ignore[union-attr]
+            else:
+                _set_data(m, "data-tool-approval", ev.id, None)  # type: ignore[union-attr]
+        elif t == "tool-approval-response":
+            if sdk_version >= 7:
+                tid = approvals.get(ev.id)  # type: ignore[union-attr]
+                if tid in m.tools:
+                    m.tools[tid]["state"] = "approval-responded"
+            elif sdk_version == 5:
+                _set_data(m, "data-tool-approval", ev.id, None)  # type: ignore[union-attr]
+        elif t == "tool-result":
+            tool = m.tools.setdefault(ev.id, {})  # type: ignore[union-attr]
+            if ev.denied and sdk_version >= 6:  # type: ignore[union-attr]
+                tool["state"] = "output-denied"  # the client changes the state only
+                continue
+            tool.pop("output", None)
+            tool.pop("errorText", None)
+            if ev.denied:  # type: ignore[union-attr]
+                tool["state"] = "output-error"
+                tool["errorText"] = ev.error or DENIED  # type: ignore[union-attr]
+            elif ev.error is not None:  # type: ignore[union-attr]
+                tool["state"] = "output-error"
+                tool["errorText"] = ev.error  # type: ignore[union-attr]
+            else:
+                tool["state"] = "output-available"
+                tool["output"] = norm(ev.output)  # type: ignore[union-attr]
+                if tool.get("raw"):
+                    tool.pop("input", None)
+        elif t in ("state-snapshot", "state-update"):
+            current_state = ev.state  # type: ignore[union-attr]
+            _set_data(m, "data-state", "state", norm(current_state))
+        elif t == "state-delta":
+            try:
+                current_state = jsonpatch.apply_patch(current_state, ev.patch)  # type: ignore[union-attr]
+            except Exception:
+                continue
+            _set_data(m, "data-state", "state", norm(current_state))
+        elif t == "data":
+            if not ev.transient:  # type: ignore[union-attr]
+                _set_data(m, f"data-{ev.name}", ev.id, norm(ev.data))  # type: ignore[union-attr]
+        elif t == "source":
+            m.sources.append((ev.id, ev.url or "", ev.title if ev.url else ev.title or ev.filename or ev.id))  # type: ignore[union-attr]
+        elif t == "file":
+            m.files.append((ev.media_type, ev.url))  # type: ignore[union-attr]
+        elif t == "run-finished":
+            for interrupt in ev.interrupts or ():  # type: ignore[union-attr]
+                _set_data(m, "data-interrupt", interrupt.id, None)
+            reason = "interrupted" if ev.interrupts else ev.finish_reason  # type: ignore[union-attr]
+            m.finish_reason = reason if reason != "interrupted" or sdk_version >= 7 else "other"
+        elif t == "run-error":
+            m.error = ev.message  # type: ignore[union-attr]
+    return m
+
+
+def observed(message: dict[str, Any], *, finish_reason: str | None = None, error: str | None = None) -> Meaning:
+    """The same things read out of a folded ``UIMessage``."""
+    m = Meaning(message_id=message.get("id"), finish_reason=finish_reason, error=error)
+    for part in message["parts"]:
+        kind = part["type"]
+        if kind == "text":
+            m.texts.append(part["text"])
+        elif kind == "reasoning":
+            m.reasoning.append(part["text"])
+        elif kind.startswith("tool-") or kind == "dynamic-tool":
+            tool: dict[str, Any] = {
+                "name": part["toolName"] if kind == "dynamic-tool" else kind[5:],
+                "dynamic": kind == "dynamic-tool",
+                "state": part["state"],
+            }
+            for key in ("input", "output", "errorText"):
+                if key in part:
+                    tool[key] = norm(part[key])
+            if "input" not in part and part["state"] != "input-streaming" and "rawInput" in part:
+                tool["input"] = norm(part["rawInput"])  # clients before 7 keep an invalid call's input there
+            m.tools[part["toolCallId"]] = tool
+        elif kind.startswith("data-"):
+            data = norm(part.get("data")) if kind not in ("data-interrupt", "data-tool-approval") else None
+            m.data.append((kind, part.get("id"), data))
+        elif kind == "source-url":
+            m.sources.append((part["sourceId"], part["url"], part.get("title")))
+        elif kind == "source-document":
+            m.sources.append((part["sourceId"], "", part["title"]))
+        elif kind == "file":
+            m.files.append((part["mediaType"], part["url"]))
+    return m
+
+
+def comparable(m: Meaning) -> dict[str, Any]:
+    """``m`` as a dict for equality (tool details that depend on the client's merge rules left out)."""
+    tools = {}
+    for tid, tool in m.tools.items():
+        entry = {k: tool[k] for k in ("name", "dynamic", "state", "input", "output", "errorText") if k in tool}
+        tools[tid] = entry
+    return {
+        "texts": m.texts,
+        "reasoning": m.reasoning,
+        "tools": tools,
+        "data": m.data,
+        "sources": m.sources,
+        "files": m.files,
+        "finish_reason": m.finish_reason,
+        "error": m.error,
+    }
