@@ -364,6 +364,12 @@ class UIMessageFolder:
         if self.error is not None:
             return
         kind = chunk.get("type")
+        if _has_unsafe_key(chunk):
+            self.error = (
+                f"JSON parsing failed: Text: {orjson.dumps(chunk).decode()}.\n"
+                "Error message: SyntaxError: Object contains forbidden prototype property"
+            )
+            return
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
         steps = len(self._step_parts()) if kind == "reset-step" else 0
         try:

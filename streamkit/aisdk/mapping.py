@@ -58,7 +58,7 @@ from ..events import (
     ToolResult,
     Usage,
 )
-from ..sse import js_value
+from ..sse import dumps, js_value
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -198,6 +198,11 @@ def safe_json(value: Any) -> Any:
     return _strip_unsafe(js_value(value))
 
 
+def _prefix(kind: str, block_id: str) -> bytes:
+    """The bytes of a ``kind`` chunk for ``block_id`` up to its ``delta`` value."""
+    return b'{"type":"' + kind.encode() + b'","id":' + dumps(block_id) + b',"delta":'
+
+
 def _usage(usage: Usage) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (
@@ -252,6 +257,9 @@ class AISDKMapper:
     ``known_approvals`` are the tool call and approval ids of that continued message, whose outputs and
     answers may arrive in this run. ``state`` is the state the client holds (the base of the first
     ``StateDelta``). ``strict`` makes the sequence checker raise instead of repairing.
+
+    ``delta_prefixes`` publishes the hot path for :func:`streamkit.sse.encode_frames`: the frame prefix of
+    every text and reasoning part open on the wire (see :class:`streamkit.sse.Mapper`).
     """
 
     __slots__ = (
@@ -265,11 +273,14 @@ class AISDKMapper:
         "_in_step",
         "_open_inputs",
         "_reasoning",
+        "_reasoning_prefix",
         "_state",
         "_step_pending",
         "_text",
+        "_text_prefix",
         "_v6",
         "_v7",
+        "delta_prefixes",
         "message_id",
         "sdk_version",
     )
@@ -296,6 +307,12 @@ class AISDKMapper:
         self._check = self._checker.feed
         self._text: dict[str, None] = {}
         self._reasoning: dict[str, None] = {}
+        self._text_prefix: dict[str, bytes] = {}
+        self._reasoning_prefix: dict[str, bytes] = {}
+        self.delta_prefixes: dict[str, dict[str, bytes]] = {
+            "text-delta": self._text_prefix,
+            "reasoning-delta": self._reasoning_prefix,
+        }
         self._calls: dict[str, _Call] = {}
         self._open_inputs: dict[str, None] = {}
         self._approvals: dict[str, str] = {}
@@ -425,12 +442,19 @@ class AISDKMapper:
             return []
         self._in_step = True
         self._step_pending = True
+        # Until ``start-step`` is out, a delta's frames are not just the delta: keep deltas on ``feed``.
+        self._text_prefix.clear()
+        self._reasoning_prefix.clear()
         return []
 
     def _flush_step(self, out: list[Chunk]) -> list[Chunk]:
         for i, chunk in enumerate(out):
             if chunk["type"] not in _NO_PARTS and not chunk.get("transient"):
                 self._step_pending = False
+                for bid in self._text:
+                    self._text_prefix[bid] = _prefix("text-delta", bid)
+                for bid in self._reasoning:
+                    self._reasoning_prefix[bid] = _prefix("reasoning-delta", bid)
                 return [*out[:i], {"type": "start-step"}, *out[i:]]
         return out
 
@@ -452,12 +476,16 @@ class AISDKMapper:
         out += [{"type": "reasoning-end", "id": i} for i in self._reasoning]
         self._text.clear()
         self._reasoning.clear()
+        self._text_prefix.clear()
+        self._reasoning_prefix.clear()
         return out
 
     # -- text and reasoning ------------------------------------------------------------------------
 
     def _text_start(self, ev: TextStart) -> list[Chunk]:
         self._text[ev.id] = None
+        if not self._step_pending:
+            self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         if ev.provider_metadata is not None:
             return [{"type": "text-start", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
         return [{"type": "text-start", "id": ev.id}]
@@ -466,18 +494,23 @@ class AISDKMapper:
         if ev.id in self._text:
             return [{"type": "text-delta", "id": ev.id, "delta": ev.delta}]
         self._text[ev.id] = None  # closed at a step boundary, still open for the core
+        if not self._step_pending:
+            self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         return [{"type": "text-start", "id": ev.id}, {"type": "text-delta", "id": ev.id, "delta": ev.delta}]
 
     def _text_end(self, ev: TextEnd) -> list[Chunk]:
         if ev.id not in self._text:
             return []
         del self._text[ev.id]
+        self._text_prefix.pop(ev.id, None)
         if ev.provider_metadata is not None:
             return [{"type": "text-end", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
         return [{"type": "text-end", "id": ev.id}]
 
     def _reasoning_start(self, ev: ReasoningStart) -> list[Chunk]:
         self._reasoning[ev.id] = None
+        if not self._step_pending:
+            self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         if ev.provider_metadata is not None:
             return [{"type": "reasoning-start", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
         return [{"type": "reasoning-start", "id": ev.id}]
@@ -486,6 +519,8 @@ class AISDKMapper:
         if ev.id in self._reasoning:
             return [{"type": "reasoning-delta", "id": ev.id, "delta": ev.delta}]
         self._reasoning[ev.id] = None
+        if not self._step_pending:
+            self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         return [
             {"type": "reasoning-start", "id": ev.id},
             {"type": "reasoning-delta", "id": ev.id, "delta": ev.delta},
@@ -495,6 +530,7 @@ class AISDKMapper:
         if ev.id not in self._reasoning:
             return []
         del self._reasoning[ev.id]
+        self._reasoning_prefix.pop(ev.id, None)
         if ev.provider_metadata is not None:
             return [{"type": "reasoning-end", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
         return [{"type": "reasoning-end", "id": ev.id}]

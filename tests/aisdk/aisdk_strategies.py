@@ -14,6 +14,7 @@ from streamkit.events import (
     File,
     Interrupt,
     MessageMetadata,
+    MessagesSnapshot,
     Raw,
     ReasoningDelta,
     ReasoningEnd,
@@ -40,7 +41,7 @@ from streamkit.events import (
     Usage,
 )
 
-__all__ = ["chat_events", "json_values", "sloppy_runs", "well_formed_runs"]
+__all__ = ["FULL_RUN", "chat_events", "json_values", "sloppy_runs", "well_formed_runs"]
 
 _KEYS = st.one_of(
     st.text(max_size=6),
@@ -277,3 +278,63 @@ chat_events = st.one_of(well_formed_runs(), sloppy_runs())
 def describe(events: list[ChatEvent]) -> list[dict[str, Any]]:
     """The events as JSON-able dicts (for failure messages)."""
     return [e.model_dump(mode="json", exclude_defaults=True) for e in events]
+
+
+# A hand-written run using every event type (and most options).
+FULL_RUN: list[ChatEvent] = [
+    RunStarted(message_id="msg-1", metadata={"model": "m", "n": 1.0}),
+    StepStarted(name="call-1"),
+    ReasoningStart(id="r1", provider_metadata={"openai": {"itemId": "x"}}),
+    ReasoningDelta(id="r1", delta="Need "),
+    ReasoningDelta(id="r1", delta="weather."),
+    ReasoningEnd(id="r1"),
+    TextStart(id="t1"),
+    TextDelta(id="t1", delta="Let me check "),
+    TextEnd(id="t1", provider_metadata={"openai": {"done": True}}),
+    ToolCallStart(id="call-1", name="weather", title="Weather"),
+    ToolCallArgsDelta(id="call-1", delta='{"city":'),
+    ToolCallArgsDelta(id="call-1", delta='"Paris"}'),
+    ToolCallEnd(id="call-1"),
+    ToolCallStart(id="call-2", name="lookup", dynamic=True, provider_executed=True),
+    ToolCallArgsDelta(id="call-2", delta='{"q": 1}'),
+    ToolCallEnd(id="call-2", provider_metadata={"p": {"a": 1}}),
+    ToolCallEnd(id="call-3", name="broken", input="{oops", error="Invalid input"),
+    ToolCallEnd(id="call-4", name="delete_all", input={"really": True}),
+    ToolApprovalRequest(id="ap-4", tool_call_id="call-4", reason="destructive"),
+    ToolApprovalResponse(id="ap-4", approved=False, reason="no"),
+    ToolResult(id="call-4", denied=True),
+    ToolCallEnd(id="call-5", name="search", input={"q": "x"}),
+    ToolResult(id="call-5", error="search is down"),
+    ToolResult(id="call-1", output={"tempC": 20.5}, preliminary=True),
+    ToolResult(id="call-1", output={"city": "Paris", "tempC": 21.0}, provider_metadata={"p": {"b": 2}}),
+    ToolResult(id="call-2", output=[1, 2, 3]),
+    StepFinished(name="call-1"),
+    StepStarted(name="call-2"),
+    StateSnapshot(state={"count": 1, "items": []}),
+    StateDelta(
+        patch=[{"op": "add", "path": "/items/-", "value": "a"}, {"op": "replace", "path": "/count", "value": 2}]
+    ),
+    StateUpdate(state={"count": 3, "items": ["a", "b"]}),
+    Data(name="progress", data={"pct": 10}, id="p1"),
+    Data(name="progress", data={"pct": 100}, id="p1"),
+    Data(name="card", data={"title": "t"}),
+    Data(name="toast", data="hi", transient=True),
+    Source(id="src-1", url="https://example.com", title="Example"),
+    Source(id="src-2", media_type="application/pdf", title="Doc", filename="doc.pdf"),
+    File(url="data:image/png;base64,AAAA", media_type="image/png"),
+    MessageMetadata(metadata={"stage": "answer", "n": {"deep": 1}}),
+    MessageMetadata(metadata={"n": {"deeper": 2}}),
+    Custom(name="thinking", value={"x": 1}),
+    Raw(event={"provider": "event"}, source="openai"),
+    MessagesSnapshot(messages=[{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]),
+    TextStart(id="t2"),
+    TextDelta(id="t2", delta="It is 21°C in Paris."),
+    TextEnd(id="t2"),
+    StepFinished(name="call-2"),
+    RunFinished(
+        finish_reason="stop",
+        usage=Usage(input_tokens=10, output_tokens=20, total_tokens=30),
+        metadata={"totalTokens": 30},
+        interrupts=[Interrupt(id="int-1", reason="confirm", message="Go on?")],
+    ),
+]

@@ -13,6 +13,7 @@
 //   api: "http://..."                             talk to a live server instead of serving `body`
 //   headers: {...}, body_options: {...}           transport headers / body
 // }
+// or { partial_json: ["<text>", ...] } -> [{value, defined, state}]: the client's parsePartialJson
 // answer {
 //   messages, message (last assistant message), status, error: {name, message} | null, finishReason,
 //   data: [chunks seen by onData], requests: [{url, method, body}], chunks (read mode: validated chunks)
@@ -179,6 +180,15 @@ async function runChat(pkg, version, req) {
 }
 
 export async function handle(req) {
+  if (req.partial_json) {
+    // the client's best-effort parse of streaming tool input
+    const out = [];
+    for (const text of req.partial_json) {
+      const { value, state } = await ai7.parsePartialJson(text);
+      out.push({ value: value === undefined ? null : value, defined: value !== undefined, state });
+    }
+    return out;
+  }
   const version = req.version ?? 7;
   const pkg = PACKAGES[version];
   if (!pkg) throw new Error(`no ai package for version ${version}`);
