@@ -567,17 +567,17 @@ class AGUIMapper:
 
     def _state_snapshot(self, event: StateSnapshot) -> list[Frame]:
         self._state = to_json(event.state)
-        return [{"type": "STATE_SNAPSHOT", "snapshot": self._state}]
+        return [{"type": "STATE_SNAPSHOT", "snapshot": js_value(self._state)}]
 
     def _state_update(self, event: StateUpdate) -> list[Frame]:
         target = to_json(event.state)
         patch = diff(self._state, target, snapshot_when_larger=self.snapshot_when_larger)
         self._state = target
         if patch is None:
-            return [{"type": "STATE_SNAPSHOT", "snapshot": target}]
+            return [{"type": "STATE_SNAPSHOT", "snapshot": js_value(target)}]
         if not patch:
             return []
-        return [{"type": "STATE_DELTA", "delta": patch}]
+        return [{"type": "STATE_DELTA", "delta": js_value(patch)}]
 
     def _state_delta(self, event: StateDelta) -> list[Frame]:
         try:
@@ -589,7 +589,7 @@ class AGUIMapper:
             logger.warning("dropped StateDelta: the patch would fail on the client: %s", exc)
             return []
         self._state = state
-        return [{"type": "STATE_DELTA", "delta": patch}]
+        return [{"type": "STATE_DELTA", "delta": js_value(patch)}]
 
     def _messages_snapshot(self, event: MessagesSnapshot) -> list[Frame]:
         try:

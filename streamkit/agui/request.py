@@ -308,6 +308,13 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "body"
 
 
+def _size(value: Any) -> int:
+    try:
+        return len(dumps(value))
+    except TypeError:  # integers beyond 64 bits: measure the text the standard library writes
+        return len(json.dumps(value, ensure_ascii=False).encode())
+
+
 def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentInput:
     """Validate a decoded JSON body as a :class:`RunAgentInput`, or raise :class:`HTTPError`.
 
@@ -324,7 +331,7 @@ def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentIn
                 status=413,
             )
         for i, message in enumerate(messages):
-            size = len(dumps(message))
+            size = _size(message)
             if size > limits.max_message_bytes:
                 raise HTTPError(
                     f"messages.{i}: {size} bytes exceed the limit of {limits.max_message_bytes}",

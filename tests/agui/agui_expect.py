@@ -248,6 +248,16 @@ def expect(
     return out
 
 
+def _numbers(value: Any) -> Any:
+    if type(value) is int:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value
+
+
 def same(a: Any, b: Any) -> bool:
-    """Strict JSON equality (``True`` is not ``1``), for comparing client results with expectations."""
-    return json_equal(a, b)
+    """JSON equality as JavaScript sees it: numbers by value (``1`` is ``1.0``), but ``true`` is not ``1``."""
+    return json_equal(_numbers(a), _numbers(b))

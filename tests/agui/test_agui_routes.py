@@ -275,3 +275,24 @@ def test_backend_tool_results_for_calls_of_an_earlier_run(js: JsOracle, live_ser
     final = answer["result"]["messages"]
     assert [m["id"] for m in final] == ["call-9", "call-9-result"]
     assert final[1]["content"] == '{"done":true}'
+
+
+async def test_integers_beyond_64_bits_in_the_request_do_not_break_the_run() -> None:
+    """``JSON.stringify(1e20)`` writes ``100000000000000000000``: Python reads an int orjson cannot write."""
+    body = json.dumps(
+        {
+            **BODY,
+            "state": {"n": 1, "big": 10**20},
+            "messages": [{"id": "u1", "role": "user", "content": "hi", "metadata": {"x": -(2**70)}}],
+        }
+    )
+    app = Starlette(routes=agui.routes(echo, limits=Limits(max_message_bytes=1000)))
+    async with client(app) as http:
+        response = await http.post("/api/agui", content=body, headers={"content-type": "application/json"})
+        malformed = await http.post("/api/agui", json={"messages": [{" ": -(2**63) - 1}]})
+    assert response.status_code == 200
+    frames = frames_of(response.text)
+    assert frames[-1]["type"] == "RUN_FINISHED"
+    assert frames[4] == {"type": "STATE_SNAPSHOT", "snapshot": {"n": 2, "big": 1e20}}
+    assert '"big":100000000000000000000' in response.text  # as JSON.stringify writes it
+    assert malformed.status_code == 422
