@@ -1,0 +1,198 @@
+"""The resumable endpoints of both protocols in one process (in-memory store, a live uvicorn server):
+status codes, validation errors naming the field, owner checks, Last-Event-ID, cancel."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from resume_agent import scripted
+from starlette.applications import Starlette
+from starlette.requests import Request
+
+from streamkit import agui
+from streamkit.events import RunInput
+from streamkit.http import Unauthorized
+from streamkit.resumable import Resumable
+from streamkit.store import MemoryStore
+
+ALICE = {"authorization": "Bearer alice"}
+BOB = {"authorization": "Bearer bob"}
+
+
+def authorize(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    if not header.startswith("Bearer "):
+        raise Unauthorized("a bearer token is required", field="authorization")
+    return header[7:]
+
+
+class Gate:
+    """An agent paced by the test: it streams its script up to the first text delta, then waits to be released."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def __call__(self, run: RunInput) -> Any:
+        gate = self.go
+
+        async def events() -> Any:
+            import asyncio
+
+            async for event in scripted():
+                while event.type == "text-delta" and not gate.is_set():
+                    await asyncio.sleep(0.01)
+                yield event
+
+        return events()
+
+
+def events_of(data: bytes) -> list[tuple[int | None, dict[str, Any]]]:
+    out = []
+    for block in data.split(b"\n\n"):
+        ident = None
+        payload = None
+        for line in block.split(b"\n"):
+            if line.startswith(b"id: "):
+                ident = int(line[4:])
+            elif line.startswith(b"data: "):
+                payload = orjson.loads(line[6:])
+        if payload is not None:
+            out.append((ident, payload))
+    return out
+
+
+def agui_body(thread: str) -> dict[str, Any]:
+    return {
+        "threadId": thread,
+        "runId": "run-1",
+        "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        "state": {"progress": -1},
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+
+
+@pytest.fixture
+def agui_server(live_server: Callable[..., Any]) -> tuple[str, Gate]:
+    gate = Gate()
+    app = Starlette(routes=agui.routes(gate, authorize=authorize, resumable=Resumable(MemoryStore())))
+    return live_server(app).url + "/api/agui", gate
+
+
+def in_background(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        box["value"] = fn()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, box
+
+
+def post_stream(url: str, body: Any, headers: dict[str, str]) -> tuple[int, bytes]:
+    with httpx.Client(timeout=20) as client, client.stream("POST", url, json=body, headers=headers) as response:
+        return response.status_code, response.read()
+
+
+def active(client: httpx.Client, url: str, thread: str) -> bool:
+    """Whether a reattach to ``thread`` finds a run (the response is only opened, not read)."""
+    with client.stream("POST", url + "/reattach", json={"threadId": thread}, headers=ALICE) as response:
+        return response.status_code == 200
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_agui_reattach_validation_and_access(agui_server: tuple[str, Gate]) -> None:
+    url, _ = agui_server
+    with httpx.Client(timeout=10) as client:
+        assert client.post(url + "/reattach", json={"threadId": "t"}).status_code == 401
+        missing = client.post(url + "/reattach", json={"runId": "x"}, headers=ALICE)
+        assert missing.status_code == 422 and missing.json()["error"]["field"] == "threadId"
+        bad = client.post(url + "/reattach", content=b"{", headers={**ALICE, "content-type": "application/json"})
+        assert bad.status_code == 400 and bad.json()["error"]["field"] == "body"
+        assert client.post(url + "/reattach", json={"threadId": "nobody"}, headers=ALICE).status_code == 204
+        assert client.get(url + "/reattach", params={"threadId": "nobody"}, headers=ALICE).status_code == 204
+        empty = client.get(url + "/reattach", headers=ALICE)
+        assert empty.status_code == 422 and empty.json()["error"]["field"] == "threadId"
+        lost = client.post(url + "/cancel", json={"threadId": "nobody"}, headers=ALICE)
+        assert lost.status_code == 404 and lost.json()["error"]["field"] == "threadId"
+        wrong = client.get(url + "/reattach", params={"threadId": "x"}, headers={**ALICE, "last-event-id": "-3"})
+        assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "last-event-id"
+
+
+def test_agui_reattach_snapshot_then_tail_and_last_event_id(agui_server: tuple[str, Gate]) -> None:
+    url, gate = agui_server
+    first, box = in_background(lambda: post_stream(url, agui_body("t1"), ALICE))
+    with httpx.Client(timeout=10) as client:
+        wait_for(lambda: active(client, url, "t1"))
+        assert client.post(url + "/reattach", json={"threadId": "t1"}, headers=BOB).status_code == 204
+        again, reattached = in_background(lambda: post_stream(url + "/reattach", {"threadId": "t1"}, ALICE))
+
+        def tail() -> tuple[int, bytes]:
+            with client.stream("GET", url + "/reattach?threadId=t1", headers={**ALICE, "last-event-id": "1"}) as r:
+                return r.status_code, r.read()
+
+        raw, raw_box = in_background(tail)
+        time.sleep(0.2)
+        gate.go.set()
+        for t in (first, again, raw):
+            t.join(10)
+    status, original = box["value"]
+    assert status == 200
+    status, body = reattached["value"]
+    assert status == 200
+    events = [e for _, e in events_of(body)]
+    assert [e["type"] for e in events[:3]] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
+    assert events[1]["messages"][0] == {"id": "u1", "role": "user", "content": "hi"}
+    assert events[-1]["type"] == "RUN_FINISHED"
+    finished = agui.fold([e for _, e in events_of(original)], messages=agui_body("t1")["messages"], state={})
+    assert agui.fold(events, state={}).messages == finished.messages
+    status, tail_body = raw_box["value"]
+    assert status == 200
+    tail_events = events_of(tail_body)
+    tail_ids = [i for i, _ in tail_events if i is not None]
+    assert tail_ids[0] == 2 and tail_ids == sorted(set(tail_ids))  # ids mark the last frame of each stored batch
+    assert "RUN_STARTED" not in [e["type"] for _, e in tail_events]
+    numbered = events_of(original)
+    first_entry_end = next(n for n, (i, _) in enumerate(numbered) if i == 1)
+    assert [e for _, e in tail_events] == [e for _, e in numbered[first_entry_end + 1 :]]
+
+
+def test_agui_cancel_from_another_request_ends_the_run(agui_server: tuple[str, Gate]) -> None:
+    url, _ = agui_server
+    first, box = in_background(lambda: post_stream(url, agui_body("t2"), ALICE))
+    with httpx.Client(timeout=10) as client:
+        wait_for(lambda: active(client, url, "t2"))
+        assert client.post(url + "/cancel", json={"threadId": "t2"}, headers=BOB).status_code == 404
+        assert client.post(url + "/cancel", json={"threadId": "t2"}, headers=ALICE).status_code == 204
+    first.join(10)
+    status, body = box["value"]
+    events = [e for _, e in events_of(body)]
+    assert status == 200
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
+    assert (events[-1]["threadId"], events[-1]["runId"]) == ("t2", "run-1")
+
+
+def test_a_bare_store_is_accepted(live_server: Callable[..., Any]) -> None:
+    def core(run: RunInput) -> Any:
+        return scripted()
+
+    app = Starlette(routes=agui.routes(core, resumable=MemoryStore()))
+    url = live_server(app).url
+    status, body = post_stream(url + "/api/agui", agui_body("t3"), {})
+    assert status == 200 and [e for _, e in events_of(body)][-1]["type"] == "RUN_FINISHED"
+    with httpx.Client() as client:
+        assert client.post(url + "/api/agui/reattach", json={"threadId": "t3"}).status_code == 204
