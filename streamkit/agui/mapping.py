@@ -44,6 +44,10 @@ raises :class:`~streamkit.events.ProtocolError` (strict mode).
 
 Ids: text, reasoning and tool-result messages never share an id with each other, with a tool call, or with a
 message already in the client's history (``reserved_ids``); a clashing id gets a ``-2``, ``-3``… suffix.
+
+Facts AG-UI has no field for go in event ``metadata``, which the client merges into the message or tool call:
+``providerMetadata`` (text, reasoning, tools), ``title``/``dynamic``/``providerExecuted``/``error`` (tool calls),
+``isError``/``denied`` (tool results), ``finishReason``/``reason`` (``RUN_FINISHED``).
 """
 
 from __future__ import annotations

@@ -8,13 +8,14 @@
 The endpoint runs the ``authorize`` hook, reads the body within ``limits``, validates it (a JSON 4xx naming the
 field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput`, calls the agent and streams
 its events through an :class:`~streamkit.agui.mapping.AGUIMapper` whose initial state is the request's
-``state``. An exception in the agent ends the stream with ``RUN_ERROR`` (a generic message unless
-``expose_errors``; ``on_error`` sees the exception).
+``state``. An exception in the agent, or an event heavier than ``limits.max_frame_bytes``, ends the stream with
+``RUN_ERROR`` (a generic message unless ``expose_errors``; ``on_error`` sees the exception); so does a server
+shutdown in the middle of a run (code ``shutdown``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -24,20 +25,23 @@ from starlette.routing import BaseRoute, Route
 from ..events import Agent, ChatEvent, RunInput
 from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
 from ..resumable import Resumable, as_resumable
-from ..sse import ErrorHook, EventStreamResponse, encode_frames
+from ..sse import SHUTDOWN_TEXT, ErrorHook, EventStreamResponse, encode_frames, frame
 from ..store import StreamStore
 from .mapping import AGUIMapper
 from .reattach import reattach_routes, start_resumable
 from .request import RunAgentInput, parse_run_agent_input, pending_tool_calls, to_run_input
 
-__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes", "start_agent"]
+__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes", "shutdown_frames", "start_agent"]
 
 MEDIA_TYPE = "text/event-stream"
 """The response content type, exactly (the AG-UI client picks its parser by string equality)."""
 
 
 class AGUIResponse(EventStreamResponse):
-    """An AG-UI event stream: ``text/event-stream`` (no charset), heartbeats, disconnect handling."""
+    """An AG-UI event stream: ``text/event-stream`` (no charset), heartbeats, disconnect handling.
+
+    ``on_shutdown`` returns the bytes that end the run when the server stops while the stream is open.
+    """
 
     def __init__(
         self,
@@ -46,9 +50,17 @@ class AGUIResponse(EventStreamResponse):
         headers: Mapping[str, str] | None = None,
         heartbeat: float = 15.0,
         send_timeout: float | None = 30.0,
+        on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
-        super().__init__(content, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout)
+        super().__init__(
+            content, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
+        )
         self.headers["content-type"] = MEDIA_TYPE
+
+
+def shutdown_frames(mapper: AGUIMapper) -> bytes:
+    """What ends a run cut short by a server shutdown: ``RUN_ERROR`` (code ``shutdown``), unless it ended."""
+    return b"".join(frame(f) for f in mapper.fail(SHUTDOWN_TEXT, "shutdown"))
 
 
 async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:
@@ -120,10 +132,14 @@ def routes(
             mapper,
             expose_errors=expose_errors,
             on_error=on_error,
+            max_frame_bytes=limits.max_frame_bytes,
         )
         if keeper is not None:
             frames = await start_resumable(keeper, frames, mapper, path=path, body=body, principal=principal)
-        return respond(frames)
+            return respond(frames)
+        return AGUIResponse(
+            frames, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=lambda: shutdown_frames(mapper)
+        )
 
     endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]
     if keeper is not None:

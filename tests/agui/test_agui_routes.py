@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from agui_support import frames_of
+from agui_support import client_runs, frames_of
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -296,3 +296,62 @@ async def test_integers_beyond_64_bits_in_the_request_do_not_break_the_run() -> 
     assert frames[4] == {"type": "STATE_SNAPSHOT", "snapshot": {"n": 2, "big": 1e20}}
     assert '"big":100000000000000000000' in response.text  # as JSON.stringify writes it
     assert malformed.status_code == 422
+
+
+async def test_an_event_heavier_than_the_frame_limit_ends_the_run() -> None:
+    async def heavy(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield TextStart(id="t")
+        yield TextDelta(id="t", delta="x" * 5000)
+
+    app = Starlette(routes=agui.routes(heavy, limits=Limits(max_frame_bytes=1000)))
+    async with client(app) as http:
+        frames = frames_of((await http.post("/api/agui", json=BODY)).text)
+    assert [f["type"] for f in frames] == ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
+
+
+def test_server_shutdown_ends_an_open_run_with_run_error(js: JsOracle) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "agui_shutdown_app:app", "--port", str(port), "--log-level", "warning"],
+        cwd=os.path.dirname(__file__),
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "uvicorn did not start"
+                time.sleep(0.05)
+        received = b""
+        with httpx.stream("POST", f"http://127.0.0.1:{port}/api/agui", json=BODY, timeout=20) as response:
+            assert response.headers["content-type"] == "text/event-stream"
+            for chunk in response.iter_raw():
+                received += chunk
+                if received.count(b"TEXT_MESSAGE_CONTENT") >= 3 and proc.returncode is None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.returncode = -1  # sent once
+    finally:
+        proc.returncode = None
+        proc.terminate()
+        proc.wait(timeout=15)
+    body = received.decode()
+    frames = frames_of(body)
+    assert frames[-1] == {
+        "type": "RUN_ERROR",
+        "message": "The server is shutting down; please retry.",
+        "code": "shutdown",
+    }
+    run = client_runs(js, [{"body": body}], messages=BODY["messages"], state=BODY["state"])["runs"][0]
+    assert run["failed"] is None and run["runError"]["code"] == "shutdown"
