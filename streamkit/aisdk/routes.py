@@ -1,8 +1,15 @@
 """The AI SDK edge: :func:`encode`, :class:`UIMessageStreamResponse` and the :func:`routes` to mount.
 
 ``routes(agent)`` answers ``useChat``'s ``POST {path}`` with the agent's run as a UI Message Stream, and
-its resume ``GET {path}/{chatId}/stream`` with ``204`` (no stream to resume). A bad body gets a JSON 4xx
-naming the field; nothing the client sends can cause a 500.
+its resume ``GET {path}/{chatId}/stream`` with ``204`` (no stream to resume)::
+
+    app = Starlette(routes=aisdk.routes(agent, path="/api/chat"))
+    # FastAPI: app.router.routes.extend(aisdk.routes(agent))
+
+The endpoint runs the ``authorize`` hook, reads the body within ``limits``, validates it (a JSON 4xx naming
+the field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput`, calls the agent and
+streams its events through an :class:`~streamkit.aisdk.AISDKMapper`. An exception in the agent ends the
+stream with one ``error`` chunk (a generic text unless ``expose_errors``; ``on_error`` sees the exception).
 """
 
 from __future__ import annotations
@@ -17,13 +24,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..events import Agent, ChatEvent
+from ..events import Agent, ChatEvent, RunInput
 from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
 from ..sse import ErrorHook, EventStreamResponse, encode_frames
-from .mapping import AISDKMapper
+from .mapping import SUPPORTED_VERSIONS, AISDKMapper
 from .request import ChatRequest, continued_message, known_ids, request_error, to_run_input
 
-__all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIMessageStreamResponse", "encode", "routes"]
+__all__ = [
+    "DONE",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "UIMessageStreamResponse",
+    "encode",
+    "mapper_for",
+    "routes",
+    "start_agent",
+]
 
 logger = logging.getLogger("streamkit.aisdk")
 
@@ -98,6 +113,34 @@ async def _failing(exc: Exception) -> AsyncIterator[ChatEvent]:
     yield  # pragma: no cover  (makes this an async generator)
 
 
+def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
+    """Call ``agent(run)``; a call that raises, or returns no iterable, becomes a stream that raises (and so
+    a protocol-valid error ending, never a 500)."""
+    try:
+        events: Any = agent(run)
+    except Exception as exc:
+        return _failing(exc)
+    if not isinstance(events, AsyncIterable | Iterable):
+        close = getattr(events, "close", None)
+        if close is not None:  # an un-awaited coroutine: close it quietly
+            close()
+        return _failing(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
+    return events
+
+
+def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
+    """The mapper for a request: the continued message's id, tool calls and approvals, the client's state."""
+    tool_ids, approval_ids = known_ids(continued_message(request))
+    return AISDKMapper(
+        sdk_version=sdk_version,
+        message_id=run.message_id,
+        strict=strict,
+        known_tool_calls=tool_ids,
+        known_approvals=approval_ids,
+        state=run.state,
+    )
+
+
 def _check_limits(raw: Any, limits: Limits) -> None:
     if not isinstance(raw, dict):
         raise HTTPError("the body must be a JSON object", field="body", status=422)
@@ -133,7 +176,7 @@ def routes(
     expose_errors: bool = False,
     on_error: ErrorHook | None = None,
     heartbeat: float = 15.0,
-    send_timeout: float = 30.0,
+    send_timeout: float | None = 30.0,
     allow_system_messages: bool = False,
     strict: bool = False,
 ) -> list[BaseRoute]:
@@ -145,8 +188,8 @@ def routes(
     ``expose_errors``, ``on_error`` and ``strict``; :class:`~streamkit.sse.EventStreamResponse` for
     ``heartbeat`` and ``send_timeout``.
     """
-    if sdk_version not in (5, 6, 7):
-        raise ValueError(f"sdk_version must be 5, 6 or 7, not {sdk_version!r}")
+    if sdk_version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
 
     async def chat(request: Request) -> Response:
         try:
@@ -160,24 +203,11 @@ def routes(
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
-        tool_ids, approval_ids = known_ids(continued_message(body))
-        events: AsyncIterable[ChatEvent] | Iterable[ChatEvent]
-        try:
-            events = agent(run)
-        except Exception as exc:  # the agent failed before yielding: still a proper stream
-            events = _failing(exc)
-        stream = encode(
-            events,
-            sdk_version=sdk_version,
-            message_id=run.message_id,
-            strict=strict,
-            expose_errors=expose_errors,
-            on_error=on_error,
-            known_tool_calls=tool_ids,
-            known_approvals=approval_ids,
-            state=run.state,
+        mapper = mapper_for(body, run, sdk_version=sdk_version, strict=strict)
+        frames = encode_frames(
+            start_agent(agent, run), mapper, trailer=DONE, expose_errors=expose_errors, on_error=on_error
         )
-        return UIMessageStreamResponse(stream, heartbeat=heartbeat, send_timeout=send_timeout)
+        return UIMessageStreamResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
 
     async def resume(request: Request) -> Response:
         try:
