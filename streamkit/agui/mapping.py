@@ -337,8 +337,8 @@ class AGUIMapper:
         if owner is None:
             self._ids[block_id] = kind
             return block_id
-        if owner == kind:
-            return block_id
+        if owner == kind or (owner == "assistant" and kind == "text"):
+            return block_id  # the same message again, or text written into the run's assistant message
         wire = self._fresh(block_id, kind)
         aliases[block_id] = wire
         logger.warning("renamed %s message %r to %r: the id is already used by a %s", kind, block_id, wire, owner)
@@ -366,9 +366,9 @@ class AGUIMapper:
             self._run_id = event.run_id
         if event.parent_run_id is not None:
             self._parent_run_id = event.parent_run_id
-        if event.message_id is not None:
+        if event.message_id is not None:  # the assistant message the run writes into (may continue one)
             self._assistant = event.message_id
-            self._ids.setdefault(event.message_id, "assistant")
+            self._ids[event.message_id] = "assistant"
         self._started = True
         return [self._run_started_frame(event)]
 

@@ -473,3 +473,38 @@ def test_one_id_for_every_kind_never_collides_on_the_client(js: JsOracle, events
     ids = [m["id"] for m in run["messages"]]
     assert len(ids) == len(set(ids)), ids
     assert run["messages"][0] == HISTORY[0]
+
+
+def test_text_written_into_the_runs_assistant_message(js: JsOracle) -> None:
+    """A core that names its assistant message and uses that id for its text gets one message, not two."""
+    events = [
+        RunStarted(message_id="m1"),
+        ToolCallEnd(id="c", name="f", input={}),
+        ToolResult(id="c", output="ok"),
+        TextStart(id="m1"),
+        TextDelta(id="m1", delta="done"),
+        TextEnd(id="m1"),
+        ReasoningStart(id="m1"),
+        ReasoningEnd(id="m1"),
+        RunFinished(),
+    ]
+    run = client_run(js, body_of(events, state={}))
+    assert [(m["id"], m["role"]) for m in run["messages"]] == [
+        ("h-user", "user"),
+        ("m1", "assistant"),
+        ("c-result", "tool"),
+        ("m1-reasoning", "reasoning"),
+    ]
+    assert run["messages"][1]["content"] == "done" and run["messages"][1]["toolCalls"][0]["id"] == "c"
+    # Continuing a message of the history: the run names it, its text is appended to it.
+    history = [*HISTORY, {"id": "a0", "role": "assistant", "content": "Hello"}]
+    body = body_of(
+        [RunStarted(message_id="a0"), TextStart(id="a0"), TextDelta(id="a0", delta=", again"), RunFinished()],
+        state={},
+        reserved_ids=["h-user", "a0"],
+    )
+    assert client_run(js, body, messages=history)["messages"][-1] == {
+        "id": "a0",
+        "role": "assistant",
+        "content": "Hello, again",
+    }
