@@ -26,9 +26,12 @@ from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
 from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, encode_frames
+from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
 from .request import ChatRequest, continued_message, known_ids, request_error, to_run_input
+from .resume import resume_routes, start_resumable
 
 __all__ = [
     "DONE",
@@ -179,6 +182,7 @@ def routes(
     send_timeout: float | None = 30.0,
     allow_system_messages: bool = False,
     strict: bool = False,
+    resumable: Resumable | StreamStore | None = None,
 ) -> list[BaseRoute]:
     """Starlette routes serving ``agent`` to ``useChat``: ``POST {path}`` and ``GET {path}/{chatId}/stream``.
 
@@ -186,10 +190,16 @@ def routes(
     principal handed to the agent as ``RunInput.principal`` (or raises to refuse with 401/403). System
     messages sent by the client are dropped unless ``allow_system_messages``. See :func:`encode` for
     ``expose_errors``, ``on_error`` and ``strict``; :class:`~streamkit.sse.EventStreamResponse` for
-    ``heartbeat`` and ``send_timeout``.
+    ``heartbeat`` and ``send_timeout``. With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a
+    stream store), runs outlive their request, the GET resumes them and ``DELETE {path}/{chatId}/stream``
+    cancels them (see :mod:`streamkit.aisdk.resume`).
     """
     if sdk_version not in SUPPORTED_VERSIONS:
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
+    keeper = as_resumable(resumable)
+
+    def respond(frames: AsyncIterable[bytes]) -> Response:
+        return UIMessageStreamResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
 
     async def chat(request: Request) -> Response:
         try:
@@ -207,7 +217,9 @@ def routes(
         frames = encode_frames(
             start_agent(agent, run), mapper, trailer=DONE, expose_errors=expose_errors, on_error=on_error
         )
-        return UIMessageStreamResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
+        if keeper is not None:
+            frames = await start_resumable(keeper, frames, mapper, path=path, chat=body.id, principal=principal)
+        return respond(frames)
 
     async def resume(request: Request) -> Response:
         try:
@@ -217,6 +229,9 @@ def routes(
         return Response(status_code=204)
 
     base = path.rstrip("/")
+    if keeper is not None:
+        resumes = resume_routes(keeper, path=path, authorize=authorize, response=respond)
+        return [Route(path, chat, methods=["POST"], name="aisdk_chat"), *resumes]
     return [
         Route(path, chat, methods=["POST"], name="aisdk_chat"),
         Route(base + "/{chat_id}/stream", resume, methods=["GET"], name="aisdk_resume"),

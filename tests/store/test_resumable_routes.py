@@ -61,7 +61,7 @@ def events_of(data: bytes) -> list[tuple[int | None, dict[str, Any]]]:
             if line.startswith(b"id: "):
                 ident = int(line[4:])
             elif line.startswith(b"data: "):
-                payload = orjson.loads(line[6:])
+                payload = {"done": True} if line == b"data: [DONE]" else orjson.loads(line[6:])
         if payload is not None:
             out.append((ident, payload))
     return out
@@ -196,3 +196,43 @@ def test_a_bare_store_is_accepted(live_server: Callable[..., Any]) -> None:
     assert status == 200 and [e for _, e in events_of(body)][-1]["type"] == "RUN_FINISHED"
     with httpx.Client() as client:
         assert client.post(url + "/api/agui/reattach", json={"threadId": "t3"}).status_code == 204
+
+
+def test_aisdk_resumable_endpoints(live_server: Callable[..., Any]) -> None:
+    from streamkit import aisdk
+
+    gate = Gate()
+    app = Starlette(routes=aisdk.routes(gate, authorize=authorize, resumable=Resumable(MemoryStore())))
+    url = live_server(app).url + "/api/chat"
+    body = {
+        "id": "c1",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+        "trigger": "submit-message",
+    }
+    with httpx.Client(timeout=10) as client:
+        assert client.get(url + "/c1/stream").status_code == 401
+        assert client.get(url + "/c1/stream", headers=ALICE).status_code == 204
+        bad = client.post(url, json={"id": "c1", "messages": "no"}, headers=ALICE)
+        assert bad.status_code == 422 and bad.json()["error"]["field"].startswith("messages")
+        first, box = in_background(lambda: post_stream(url, body, ALICE))
+
+        def resuming() -> bool:
+            with client.stream("GET", url + "/c1/stream", headers=ALICE) as response:
+                return response.status_code == 200
+
+        wait_for(resuming)
+        wrong = client.get(url + "/c1/stream", headers={**ALICE, "last-event-id": "abc"})
+        assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "last-event-id"
+        assert client.get(url + "/c1/stream", headers=BOB).status_code == 204
+        again, resumed = in_background(lambda: client.get(url + "/c1/stream", headers=ALICE))
+        time.sleep(0.1)
+        gate.go.set()
+        first.join(10)
+        again.join(10)
+        assert client.get(url + "/c1/stream", headers=ALICE).status_code == 204
+    status, original = box["value"]
+    assert status == 200
+    replay = resumed["value"]
+    assert replay.status_code == 200 and replay.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert [e for _, e in events_of(replay.content)] == [e for _, e in events_of(original)]
+    assert events_of(original)[0][1]["type"] == "start" and events_of(original)[-1][1] == {"done": True}
