@@ -78,7 +78,6 @@ class SequenceChecker:
         "_alias",
         "_approvals",
         "_done",
-        "_handlers",
         "_kind",
         "_reasoning",
         "_results",
@@ -111,26 +110,6 @@ class SequenceChecker:
         self._steps: dict[str, None] = {}
         self._kind: dict[str, str] = {}
         self._alias: dict[tuple[str, str], str] = {}
-        self._handlers: dict[str, Callable[[Any], list[ChatEvent]]] = {
-            "run-started": self._run_started,
-            "run-finished": self._run_finished,
-            "run-error": self._run_stop,
-            "run-aborted": self._run_stop,
-            "step-started": self._step_started,
-            "step-finished": self._step_finished,
-            "text-start": self._text_start,
-            "text-delta": self._text_delta,
-            "text-end": self._text_end,
-            "reasoning-start": self._reasoning_start,
-            "reasoning-delta": self._reasoning_delta,
-            "reasoning-end": self._reasoning_end,
-            "tool-call-start": self._tool_start,
-            "tool-call-args-delta": self._tool_delta,
-            "tool-call-end": self._tool_end,
-            "tool-result": self._tool_result,
-            "tool-approval-request": self._approval_request,
-            "tool-approval-response": self._approval_response,
-        }
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -170,8 +149,8 @@ class SequenceChecker:
     def feed(self, event: ChatEvent) -> list[ChatEvent]:
         """Check one event; return what to pass on in its place."""
         if self._started and not self._done:
-            handler = self._handlers.get(event.type)
-            return [event] if handler is None else handler(event)
+            handler = _HANDLERS.get(event.type)
+            return [event] if handler is None else handler(self, event)
         if self._done:
             return self._reject(event, "event after the run ended")
         if event.type != "run-started":
@@ -435,6 +414,29 @@ class SequenceChecker:
         if event.id not in self._approvals:
             return self._reject(event, f"response to an unknown approval request {event.id!r}")
         return [event]
+
+
+_HANDLERS: dict[str, Callable[[SequenceChecker, Any], list[ChatEvent]]] = {
+    "run-started": SequenceChecker._run_started,
+    "run-finished": SequenceChecker._run_finished,
+    "run-error": SequenceChecker._run_stop,
+    "run-aborted": SequenceChecker._run_stop,
+    "step-started": SequenceChecker._step_started,
+    "step-finished": SequenceChecker._step_finished,
+    "text-start": SequenceChecker._text_start,
+    "text-delta": SequenceChecker._text_delta,
+    "text-end": SequenceChecker._text_end,
+    "reasoning-start": SequenceChecker._reasoning_start,
+    "reasoning-delta": SequenceChecker._reasoning_delta,
+    "reasoning-end": SequenceChecker._reasoning_end,
+    "tool-call-start": SequenceChecker._tool_start,
+    "tool-call-args-delta": SequenceChecker._tool_delta,
+    "tool-call-end": SequenceChecker._tool_end,
+    "tool-result": SequenceChecker._tool_result,
+    "tool-approval-request": SequenceChecker._approval_request,
+    "tool-approval-response": SequenceChecker._approval_response,
+}
+"""The checker's handler for each event type (one table for all checkers)."""
 
 
 async def check(
