@@ -20,9 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from .state import PatchError, apply_patch
+from .state import PatchError, apply_patch, to_json
 
 __all__ = ["Folded", "fold"]
 
@@ -51,7 +49,7 @@ class Folded:
 
 
 def _copy(value: Any) -> Any:
-    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    return to_json(value)  # a deep copy as JavaScript holds it (integers beyond 64 bits as floats)
 
 
 class _Folder:

@@ -248,7 +248,7 @@ def apply_patch(doc: Any, patch: JSONPatch) -> Any:
     ``doc`` itself is never modified.
     """
     checked = check_patch(patch)
-    doc = orjson.loads(orjson.dumps(doc)) if isinstance(doc, (dict, list)) else doc
+    doc = to_json(doc) if isinstance(doc, (dict, list)) else doc
     for i, op in enumerate(checked):
         kind = op["op"]
         tokens = _tokens(op["path"])

@@ -123,3 +123,20 @@ def test_fold_outcomes() -> None:
     )
     assert [m["content"] for m in merged.messages] == ["kept", "y"]
     assert agui.fold([S, {"type": "CUSTOM", "name": "n", "value": [1]}]).custom == [{"name": "n", "value": [1]}]
+
+
+def test_numbers_javascript_writes_without_an_exponent() -> None:
+    """``JSON.stringify(2 ** 64)`` is ``18446744073709552000``: read back, an integer orjson cannot write."""
+    wide = 18446744073709552000
+    folded = agui.fold(
+        [
+            S,
+            {"type": "STATE_SNAPSHOT", "snapshot": {"n": wide}},
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/m", "value": [wide]}]},
+            {"type": "CUSTOM", "name": "n", "value": wide},
+            F,
+        ],
+        messages=[{"id": "u", "role": "user", "content": "x", "metadata": {"big": wide}}],
+    )
+    assert folded.state == {"n": float(wide), "m": [float(wide)]} and folded.warnings == []
+    assert folded.custom == [{"name": "n", "value": float(wide)}]
