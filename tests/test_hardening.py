@@ -1,0 +1,322 @@
+"""Transport hardening over both protocols' routes: hostile request bodies, vanished clients, limits, auth.
+
+The fuzzing tests report how many cases ran (``-s`` shows the counts; they are also asserted)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from conftest import LiveServer
+from streamkit import agui, aisdk
+from streamkit.events import (
+    ChatEvent,
+    RunFinished,
+    RunInput,
+    RunStarted,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    last_user_text,
+)
+from streamkit.http import Limits, Unauthorized
+
+AISDK_BODY: dict[str, Any] = {
+    "id": "chat-1",
+    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}],
+    "trigger": "submit-message",
+}
+AGUI_BODY: dict[str, Any] = {
+    "threadId": "th-1",
+    "runId": "run-1",
+    "state": {},
+    "messages": [{"id": "u1", "role": "user", "content": "hello"}],
+    "tools": [],
+    "context": [],
+    "forwardedProps": {},
+}
+PATHS = {"aisdk": "/api/chat", "agui": "/api/agui"}
+BODIES = {"aisdk": AISDK_BODY, "agui": AGUI_BODY}
+
+
+async def echo_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+    yield RunStarted()
+    yield TextStart(id="t1")
+    yield TextDelta(id="t1", delta=last_user_text(run)[:50])
+    yield TextEnd(id="t1")
+    yield RunFinished()
+
+
+def make_app(agent: Any = echo_agent, **options: Any) -> Starlette:
+    return Starlette(
+        routes=[
+            *aisdk.routes(agent, path="/api/chat", **options),
+            *agui.routes(agent, path="/api/agui", **options),
+        ]
+    )
+
+
+# --- fuzzing ---------------------------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, base: dict[str, Any]) -> Any:
+    """A valid body with one field replaced, removed or added, at any depth."""
+    body = json.loads(json.dumps(base))
+    node: Any = body
+    for _ in range(draw(st.integers(0, 4))):
+        if isinstance(node, dict) and node:
+            key = draw(st.sampled_from(sorted(node)))
+            if not isinstance(node[key], (dict, list)) or draw(st.booleans()):
+                break
+            node = node[key]
+        elif isinstance(node, list) and node:
+            node = node[draw(st.integers(0, len(node) - 1))]
+        else:
+            break
+    action = draw(st.sampled_from(["replace", "remove", "add"]))
+    if isinstance(node, dict) and node:
+        key = draw(st.sampled_from(sorted(node)))
+        if action == "replace":
+            node[key] = draw(JSON)
+        elif action == "remove":
+            del node[key]
+        else:
+            node[draw(st.text(max_size=8))] = draw(JSON)
+    elif isinstance(node, list):
+        if action == "remove" and node:
+            node.pop()
+        else:
+            node.append(draw(JSON))
+    return body
+
+
+HOSTILE = st.one_of(
+    JSON.map(lambda v: json.dumps(v).encode()),
+    mutated(AISDK_BODY).map(lambda v: json.dumps(v).encode()),
+    mutated(AGUI_BODY).map(lambda v: json.dumps(v).encode()),
+    st.binary(max_size=200),
+    st.integers(1, 200).map(lambda n: b"[" * n * 10 + b"]" * n * 10),  # deep nesting
+    st.integers(1, 3).map(lambda n: json.dumps({"id": "x" * (n * 3_000_000), "messages": []}).encode()),
+    st.just(b'{"id": "\xff\xfe", "messages": []}'),  # invalid UTF-8
+    st.just(
+        json.dumps({**AISDK_BODY, "messages": [{"id": "u", "role": "user", "parts": [{"type": "hologram"}]}]}).encode()
+    ),
+)
+CONTENT_TYPES = st.sampled_from(
+    ["application/json", "application/json; charset=utf-8", "text/plain", "", "multipart/form-data"]
+)
+
+fuzz_counts: dict[str, int] = {"aisdk": 0, "agui": 0}
+
+
+@pytest.fixture(scope="module")
+def fuzz_client() -> Any:
+    transport = httpx.ASGITransport(app=make_app(limits=Limits(max_body_bytes=4 * 1024 * 1024)))
+    return transport
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=HOSTILE, ctype=CONTENT_TYPES)
+def test_fuzzed_bodies_get_4xx_json_never_5xx_never_a_hang(
+    fuzz_client: httpx.ASGITransport, protocol: str, body: bytes, ctype: str
+) -> None:
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=fuzz_client, base_url="http://test") as client:
+            with anyio.fail_after(10):
+                headers = {"content-type": ctype} if ctype else {}
+                return await client.post(PATHS[protocol], content=body, headers=headers)
+
+    response = anyio.run(go)
+    fuzz_counts[protocol] += 1
+    assert response.status_code < 500, response.text
+    if response.status_code != 200:
+        assert 400 <= response.status_code < 500
+        error = response.json()["error"]
+        assert error["status"] == response.status_code
+        assert error["message"]
+        assert error.get("field")
+    else:
+        assert response.headers["content-type"].startswith("text/event-stream")
+
+
+def test_fuzz_case_counts_reported() -> None:
+    print(f"\nfuzzed request bodies: AI SDK {fuzz_counts['aisdk']}, AG-UI {fuzz_counts['agui']}")
+    if any(fuzz_counts.values()):  # the fuzz tests ran in this session
+        assert fuzz_counts["aisdk"] >= 100 and fuzz_counts["agui"] >= 100
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_limits_are_configurable_and_named(protocol: str) -> None:
+    transport = httpx.ASGITransport(app=make_app(limits=Limits(max_messages=2, max_message_bytes=1000)))
+
+    async def go(body: Any) -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.post(PATHS[protocol], json=body)
+
+    many = json.loads(json.dumps(BODIES[protocol]))
+    many["messages"] = many["messages"] * 3
+    for i, m in enumerate(many["messages"]):
+        m["id"] = f"u{i}"
+    response = anyio.run(go, many)
+    assert response.status_code == 413
+    assert response.json()["error"]["field"] == "limits.max_messages"
+    big = json.loads(json.dumps(BODIES[protocol]))
+    if protocol == "aisdk":
+        big["messages"][0]["parts"][0]["text"] = "x" * 5000
+    else:
+        big["messages"][0]["content"] = "x" * 5000
+    response = anyio.run(go, big)
+    assert response.status_code == 413
+    assert response.json()["error"]["field"] == "limits.max_message_bytes"
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_authorize_principal_reaches_the_agent_and_refusals_are_json(protocol: str) -> None:
+    seen: list[Any] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run.principal)
+        async for e in echo_agent(run):
+            yield e
+
+    def authorize(request: Request) -> str:
+        token = request.headers.get("authorization")
+        if token != "Bearer good":
+            raise Unauthorized("missing or bad token")
+        return "user-7"
+
+    transport = httpx.ASGITransport(app=make_app(agent, authorize=authorize))
+
+    async def go(headers: dict[str, str]) -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.post(PATHS[protocol], json=BODIES[protocol], headers=headers)
+
+    refused = anyio.run(go, {})
+    assert refused.status_code == 401
+    assert refused.json()["error"]["field"] == "authorization"
+    assert seen == []
+    ok = anyio.run(go, {"authorization": "Bearer good"})
+    assert ok.status_code == 200
+    assert seen == ["user-7"]
+
+
+# --- vanished clients ------------------------------------------------------------------------------
+
+
+class Tracker:
+    def __init__(self) -> None:
+        self.started = 0
+        self.closed = 0
+        self.lock = threading.Lock()
+
+    def agent(self, silent: bool) -> Any:
+        async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+            with self.lock:
+                self.started += 1
+            try:
+                yield RunStarted()
+                yield TextStart(id="t1")
+                for i in range(100_000):
+                    if silent and i == 3:
+                        await anyio.sleep(3600)  # a long silent tool call
+                    yield TextDelta(id="t1", delta=f"{i} ")
+                    await anyio.sleep(0.005)
+                yield TextEnd(id="t1")
+                yield RunFinished()
+            finally:
+                with self.lock:
+                    self.closed += 1
+
+        return agent
+
+
+def tasks_app(tracker: Tracker, silent: bool) -> Starlette:
+    app = make_app(tracker.agent(silent), heartbeat=0.5)
+
+    async def tasks(request: Request) -> JSONResponse:
+        names = sorted(t.get_coro().__qualname__ for t in asyncio.all_tasks())  # type: ignore[union-attr]
+        return JSONResponse({"tasks": len(names), "names": names})
+
+    app.router.routes.append(Route("/tasks", tasks))
+    return app
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["busy", "silent"])
+def test_200_clients_dropping_at_random_points_leave_nothing_behind(live_server: Any, silent: bool) -> None:
+    tracker = Tracker()
+    server: LiveServer = live_server(tasks_app(tracker, silent), limit_concurrency=1000, backlog=2048)
+    # One complete stream first: it starts the process-wide helpers (sse-starlette's shutdown watcher).
+    with httpx.stream("POST", server.url + "/api/agui", json=AGUI_BODY) as response:
+        next(response.iter_raw())
+    while tracker.closed < 1:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    baseline = httpx.get(server.url + "/tasks").json()["tasks"]
+    tracker.started = tracker.closed = 0
+    rng = random.Random(1234 + silent)
+
+    async def one(client: httpx.AsyncClient, i: int) -> None:
+        protocol = "aisdk" if i % 2 else "agui"
+        frames_before_drop = rng.randint(0, 6)
+        async with client.stream("POST", server.url + PATHS[protocol], json=BODIES[protocol]) as response:
+            assert response.status_code == 200
+            seen = 0
+            async for _ in response.aiter_raw():
+                seen += 1
+                if seen >= frames_before_drop:
+                    break
+
+    async def main() -> None:
+        limits = httpx.Limits(max_connections=250, max_keepalive_connections=0)
+        async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+            await asyncio.gather(*(one(client, i) for i in range(200)))
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 10
+    while tracker.closed < tracker.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert tracker.started == 200
+    assert tracker.closed == 200  # every agent generator was closed (its finally ran)
+    deadline = time.monotonic() + 10
+    while httpx.get(server.url + "/tasks").json()["tasks"] > baseline and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = httpx.get(server.url + "/tasks").json()
+    assert left["tasks"] <= baseline, left["names"]  # no task left behind
+    with httpx.stream("POST", server.url + "/api/chat", json=AISDK_BODY, timeout=10) as ok:  # still healthy
+        assert ok.status_code == 200
+        assert b'"type":"start"' in next(ok.iter_raw())
+
+
+def test_client_stop_stops_the_backend_within_one_heartbeat(live_server: Any) -> None:
+    tracker = Tracker()
+    server: LiveServer = live_server(tasks_app(tracker, silent=True))
+    with httpx.stream("POST", server.url + "/api/chat", json=AISDK_BODY) as response:
+        next(response.iter_raw())
+        stopped = time.monotonic()
+    while tracker.closed < 1 and time.monotonic() - stopped < 2:
+        time.sleep(0.01)
+    assert tracker.closed == 1
+    assert time.monotonic() - stopped < 0.5  # the heartbeat interval of this app
