@@ -227,16 +227,18 @@ def _has_unsafe_key(value: Any) -> bool:
     return False
 
 
-def parse_partial_json(text: str) -> Any:
-    """The value of a possibly truncated JSON text as the client sees it mid-stream (``_UNSET`` if none)."""
+def parse_partial_json(text: str) -> tuple[Any, str]:
+    """The value of a possibly truncated JSON text as the client sees it mid-stream, and how it was read:
+    ``successful-parse``, ``repaired-parse`` (after closing what was left open) or ``failed-parse`` (value
+    ``None``), as the client's ``parsePartialJson``."""
     try:
-        return _loads(text)
+        return _loads(text), "successful-parse"
     except ValueError:
         pass
     try:
-        return _loads(_fix_json(text))
+        return _loads(_fix_json(text)), "repaired-parse"
     except ValueError:
-        return _UNSET
+        return None, "failed-parse"
 
 
 def _merge(base: Any, overrides: Any) -> Any:
@@ -584,7 +586,11 @@ class UIMessageFolder:
                 'Ensure a "tool-input-start" chunk is sent before any "tool-input-delta" chunks.'
             )
         partial["text"] += chunk["inputTextDelta"]
-        value = partial["text"] if partial.get("inputEncoding") == "text" else parse_partial_json(partial["text"])
+        if partial.get("inputEncoding") == "text":
+            value = partial["text"]
+        else:
+            parsed, how = parse_partial_json(partial["text"])
+            value = _UNSET if how == "failed-parse" else parsed
         options = self._opts(
             partial, "toolName", "inputEncoding", "title", "toolMetadata",
             toolCallId=chunk["toolCallId"], state="input-streaming", input=value, rawInput=partial["text"],

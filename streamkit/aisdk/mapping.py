@@ -59,6 +59,7 @@ from ..events import (
     Usage,
 )
 from ..sse import dumps, js_value
+from .request import STATE_PART_ID, to_ui_messages
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -77,9 +78,6 @@ Chunk = dict[str, Any]
 
 SUPPORTED_VERSIONS = (5, 6, 7)
 """The ``ai`` package majors the mapper can target."""
-
-STATE_PART_ID = "state"
-"""The id of the ``data-state`` part: the client replaces the part in place on every state change."""
 
 _COMMON = frozenset(
     {
@@ -667,8 +665,6 @@ class AISDKMapper:
         return self._state_part()
 
     def _messages_snapshot(self, ev: MessagesSnapshot) -> list[Chunk]:
-        from .request import to_ui_messages
-
         messages: list[Any] = []
         neutral: list[Message] = []
         for item in ev.messages:

@@ -13,7 +13,7 @@ rejected, since the client sends back whatever it built from earlier streams.
   part becomes a user message between the two halves of its assistant message. Sources, ``step-start``,
   ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
 * ``system`` messages are dropped unless the app opts in: the history comes from the browser.
-* the last ``data-state`` part (see :data:`~streamkit.aisdk.mapping.STATE_PART_ID`) becomes ``state``.
+* the last ``data-state`` part (see :data:`STATE_PART_ID`) becomes ``state``.
 * when the body continues an assistant message (``trigger`` ``submit-message`` with the ``messageId`` of
   the last message, an assistant one), its id becomes ``message_id``.
 * app keys go to ``extra``.
@@ -40,9 +40,9 @@ from ..events import (
     ToolResultPart,
 )
 from ..http import HTTPError
-from .mapping import STATE_PART_ID
 
 __all__ = [
+    "STATE_PART_ID",
     "ChatRequest",
     "CustomUIPart",
     "DataUIPart",
@@ -66,6 +66,10 @@ __all__ = [
     "to_run_input",
     "to_ui_messages",
 ]
+
+STATE_PART_ID = "state"
+"""The id of the ``data-state`` part that carries the shared state: the client replaces that part in place
+on every change, and the last one in a request's history is the state the client holds."""
 
 ToolState: TypeAlias = Literal[
     "input-streaming",
