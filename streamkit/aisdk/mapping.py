@@ -250,8 +250,9 @@ class AISDKMapper:
     ``feed(event)`` returns the chunks for one event, ``close()`` those that end the run when the core's
     stream ended, ``fail(message)`` those that end it with an error (open parts closed, one ``error``).
 
-    ``message_id`` is the assistant message id to use when ``RunStarted`` carries none (pass the id of the
-    message a request continues); without either, one is generated. ``known_tool_calls`` and
+    ``message_id`` is the assistant message id to use when ``RunStarted`` carries none; without either, one
+    is generated. With ``continuation``, ``message_id`` is the message the request continues, and it is used
+    even when ``RunStarted`` names another (the client would show the message twice otherwise). ``known_tool_calls`` and
     ``known_approvals`` are the tool call and approval ids of that continued message, whose outputs and
     answers may arrive in this run. ``state`` is the state the client holds (the base of the first
     ``StateDelta``). ``strict`` makes the sequence checker raise instead of repairing.
@@ -265,6 +266,7 @@ class AISDKMapper:
         "_calls",
         "_check",
         "_checker",
+        "_continuation",
         "_depth",
         "_errored",
         "_handlers",
@@ -292,6 +294,7 @@ class AISDKMapper:
         known_tool_calls: Iterable[str] = (),
         known_approvals: Iterable[str] = (),
         state: Any = None,
+        continuation: bool = False,
     ) -> None:
         if sdk_version not in SUPPORTED_VERSIONS:
             raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
@@ -299,6 +302,7 @@ class AISDKMapper:
         self._v6 = sdk_version >= 6
         self._v7 = sdk_version >= 7
         self.message_id = message_id
+        self._continuation = continuation and message_id is not None
         self._checker = SequenceChecker(
             strict=strict, known_tool_calls=known_tool_calls, known_approvals=known_approvals
         )
@@ -392,7 +396,17 @@ class AISDKMapper:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def _run_started(self, ev: RunStarted) -> list[Chunk]:
-        mid = ev.message_id or self.message_id or f"msg-{uuid.uuid4().hex}"
+        if self._continuation and ev.message_id not in (None, self.message_id):
+            logger.warning(
+                "RunStarted names message %r, but the run continues message %r: kept %r (the client would "
+                "show the message twice)",
+                ev.message_id,
+                self.message_id,
+                self.message_id,
+            )
+            mid = self.message_id
+        else:
+            mid = ev.message_id or self.message_id or f"msg-{uuid.uuid4().hex}"
         self.message_id = mid
         chunk: Chunk = {"type": "start"}
         if ev.metadata is not None:

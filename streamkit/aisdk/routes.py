@@ -69,6 +69,7 @@ def encode(
     known_tool_calls: Iterable[str] = (),
     known_approvals: Iterable[str] = (),
     state: Any = None,
+    continuation: bool = False,
 ) -> AsyncIterator[bytes]:
     """The UI Message Stream of ``events`` as SSE bytes, ending with ``data: [DONE]``.
 
@@ -83,6 +84,7 @@ def encode(
         known_tool_calls=known_tool_calls,
         known_approvals=known_approvals,
         state=state,
+        continuation=continuation,
     )
     return encode_frames(events, mapper, trailer=DONE, expose_errors=expose_errors, on_error=on_error)
 
@@ -141,6 +143,7 @@ def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, str
         known_tool_calls=tool_ids,
         known_approvals=approval_ids,
         state=run.state,
+        continuation=run.message_id is not None,
     )
 
 

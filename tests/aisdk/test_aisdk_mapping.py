@@ -279,6 +279,12 @@ def test_message_id_comes_from_the_run_then_the_option_then_is_generated() -> No
     assert mapper.message_id == first
 
 
+def test_a_continuation_keeps_the_continued_message_id() -> None:
+    mapper = AISDKMapper(message_id="continued", continuation=True)
+    assert mapper.feed(RunStarted(message_id="other"))[0]["messageId"] == "continued"
+    assert AISDKMapper(message_id="m", continuation=True).feed(RunStarted())[0]["messageId"] == "m"
+
+
 def test_interrupts_become_data_parts_and_the_interrupted_reason() -> None:
     interrupt = Interrupt(id="i1", reason="confirm", message="Sure?", tool_call_id="c", metadata={"x": 1})
     for version, reason in ((7, "interrupted"), (6, "other"), (5, "other")):
