@@ -44,6 +44,7 @@ __all__ = [
     "TOO_LARGE_TEXT",
     "Endings",
     "Resumable",
+    "StoreUnavailable",
     "as_resumable",
     "endings_from_mapper",
     "last_event_id",
@@ -118,6 +119,23 @@ def as_resumable(value: Resumable | StreamStore | None) -> Resumable | None:
     return Resumable(value)
 
 
+class StoreUnavailable(HTTPError):
+    """The stream store could not be reached (503): resumable runs cannot start, resume or be cancelled."""
+
+    status = 503
+
+
+@contextlib.asynccontextmanager
+async def _store_call() -> AsyncIterator[None]:
+    try:
+        yield
+    except HTTPError:
+        raise
+    except Exception as exc:
+        logger.error("the stream store failed", exc_info=exc)
+        raise StoreUnavailable("the stream store is unavailable; please retry", field="resumable") from exc
+
+
 class Resumable:
     """Runs agents detached from their requests through a :class:`~streamkit.store.StreamStore`.
 
@@ -151,15 +169,17 @@ class Resumable:
         return hashlib.sha256(f"{scope}\0{owner}\0{chat}".encode()).hexdigest()
 
     async def find(self, scope: str, chat: str, owner: str) -> RunInfo | None:
-        """The run in progress for this owner's ``chat``, if any."""
-        run = await self.store.active(self.chat_key(scope, chat, owner))
-        if run is None:
-            return None
-        return await self.owned(run, owner)
+        """The run in progress for this owner's ``chat``, if any. Raises :class:`StoreUnavailable`."""
+        async with _store_call():
+            run = await self.store.active(self.chat_key(scope, chat, owner))
+            if run is None:
+                return None
+            return await self.owned(run, owner)
 
     async def owned(self, run: str, owner: str) -> RunInfo | None:
         """The run's record if it exists and ``owner`` started it, else ``None`` (no hint either way)."""
-        info = await self.store.info(run)
+        async with _store_call():
+            info = await self.store.info(run)
         if info is None or not hmac.compare_digest(info.owner, owner):
             return None
         return info
@@ -184,15 +204,23 @@ class Resumable:
         """Register a run and start producing ``frames`` into the store in a task of its own; its key.
 
         A run already in progress for the same owner's ``chat`` is cancelled: the chat has moved on.
+        Raises :class:`StoreUnavailable` (a 503) when the store cannot be reached; ``frames`` is then closed.
         """
         chat_key = self.chat_key(scope, chat, owner) if chat is not None else None
-        if chat_key is not None:
-            previous = await self.store.active(chat_key)
-            if previous is not None and await self.owned(previous, owner) is not None:
-                await self.store.cancel(previous)
         run = uuid.uuid4().hex
-        if not await self.store.create(run, owner=owner, chat=chat_key, meta=meta):  # pragma: no cover
-            raise RuntimeError("run key collision")
+        try:
+            async with _store_call():
+                if chat_key is not None:
+                    previous = await self.store.active(chat_key)
+                    if previous is not None and await self.owned(previous, owner) is not None:
+                        await self.store.cancel(previous)
+                if not await self.store.create(run, owner=owner, chat=chat_key, meta=meta):  # pragma: no cover
+                    raise RuntimeError("run key collision")
+        except BaseException:
+            aclose = getattr(frames, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            raise
         task = asyncio.get_running_loop().create_task(self._drive(run, frames, endings), name=f"streamkit-run:{run}")
         self._tasks[run] = task
         task.add_done_callback(lambda _: self._tasks.pop(run, None))
@@ -278,7 +306,8 @@ class Resumable:
         """Ask ``run`` to stop, if ``owner`` started it and it is running; reaches any worker."""
         if await self.owned(run, owner) is None:
             return False
-        return await self.store.cancel(run)
+        async with _store_call():
+            return await self.store.cancel(run)
 
     async def aclose(self) -> None:
         """End this worker's runs (with the protocol's shutdown error) and close the store."""

@@ -221,9 +221,9 @@ def reattach_routes(
             owner = resumable.owner(await authorize_request(authorize, request))
             after = last_event_id(request)
             thread = await _thread_id(request, limits)
+            info = await resumable.find(scope, thread, owner)
         except HTTPError as exc:
             return exc.response()
-        info = await resumable.find(scope, thread, owner)
         if info is None:
             return Response(status_code=204)
         if after is not None:
@@ -243,10 +243,11 @@ def reattach_routes(
         try:
             owner = resumable.owner(await authorize_request(authorize, request))
             thread = await _thread_id(request, limits)
+            info = await resumable.find(scope, thread, owner)
+            cancelled = info is not None and await resumable.cancel(info.run, owner)
         except HTTPError as exc:
             return exc.response()
-        info = await resumable.find(scope, thread, owner)
-        if info is None or not await resumable.cancel(info.run, owner):
+        if not cancelled:
             return error_response(404, "no run in progress for this thread", "threadId")
         return Response(status_code=204)
 

@@ -135,7 +135,10 @@ def routes(
             max_frame_bytes=limits.max_frame_bytes,
         )
         if keeper is not None:
-            frames = await start_resumable(keeper, frames, mapper, path=path, body=body, principal=principal)
+            try:
+                frames = await start_resumable(keeper, frames, mapper, path=path, body=body, principal=principal)
+            except HTTPError as exc:  # the stream store is unreachable: 503
+                return exc.response()
             return respond(frames)
         return AGUIResponse(
             frames, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=lambda: shutdown_frames(mapper)

@@ -66,9 +66,9 @@ def resume_routes(
         try:
             owner = await owner_of(request)
             after = last_event_id(request) or 0
+            info = await resumable.find(scope, request.path_params["chat_id"], owner)
         except HTTPError as exc:
             return exc.response()
-        info = await resumable.find(scope, request.path_params["chat_id"], owner)
         if info is None:
             return Response(status_code=204)
         return response(resumable.read(info.run, dead=DEAD, after=after))
@@ -76,10 +76,11 @@ def resume_routes(
     async def cancel(request: Request) -> Response:
         try:
             owner = await owner_of(request)
+            info = await resumable.find(scope, request.path_params["chat_id"], owner)
+            cancelled = info is not None and await resumable.cancel(info.run, owner)
         except HTTPError as exc:
             return exc.response()
-        info = await resumable.find(scope, request.path_params["chat_id"], owner)
-        if info is None or not await resumable.cancel(info.run, owner):
+        if not cancelled:
             return error_response(404, "no run in progress for this chat", "chatId")
         return Response(status_code=204)
 

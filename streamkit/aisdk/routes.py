@@ -221,7 +221,10 @@ def routes(
             start_agent(agent, run), mapper, trailer=DONE, expose_errors=expose_errors, on_error=on_error
         )
         if keeper is not None:
-            frames = await start_resumable(keeper, frames, mapper, path=path, chat=body.id, principal=principal)
+            try:
+                frames = await start_resumable(keeper, frames, mapper, path=path, chat=body.id, principal=principal)
+            except HTTPError as exc:  # the stream store is unreachable: 503
+                return exc.response()
         return respond(frames)
 
     async def resume(request: Request) -> Response:

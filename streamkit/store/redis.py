@@ -146,9 +146,18 @@ class RedisStore:
         self._chat_of: dict[str, str] = {}
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisStore:
-        """A store with its own client for ``url`` (closed by :meth:`aclose`); ``options`` go to the store."""
-        store = cls(Redis.from_url(url), **options)
+    def from_url(
+        cls,
+        url: str,
+        *,
+        limits: StoreLimits | None = None,
+        prefix: str = "streamkit",
+        block: float = 1.0,
+        **client_options: Any,
+    ) -> RedisStore:
+        """A store with its own client for ``url`` (closed by :meth:`aclose`); ``client_options`` (such as
+        ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``."""
+        store = cls(Redis.from_url(url, **client_options), limits=limits, prefix=prefix, block=block)
         store._owns_client = True
         return store
 

@@ -3,6 +3,7 @@ status codes, validation errors naming the field, owner checks, Last-Event-ID, c
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -236,3 +237,33 @@ def test_aisdk_resumable_endpoints(live_server: Callable[..., Any]) -> None:
     assert replay.status_code == 200 and replay.headers["x-vercel-ai-ui-message-stream"] == "v1"
     assert [e for _, e in events_of(replay.content)] == [e for _, e in events_of(original)]
     assert events_of(original)[0][1]["type"] == "start" and events_of(original)[-1][1] == {"done": True}
+
+
+def test_an_unreachable_store_is_a_503_naming_it(live_server: Callable[..., Any]) -> None:
+    from streamkit import aisdk
+    from streamkit.store.redis import RedisStore
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there
+    resumable = Resumable(RedisStore.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=0.5))
+    app = Starlette(
+        routes=[
+            *aisdk.routes(lambda run: scripted(), resumable=resumable),
+            *agui.routes(lambda run: scripted(), resumable=resumable),
+        ]
+    )
+    url = live_server(app).url
+    chat = {"id": "c", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    with httpx.Client(timeout=20) as client:
+        for response in (
+            client.post(url + "/api/chat", json={**chat, "trigger": "submit-message"}),
+            client.get(url + "/api/chat/c/stream"),
+            client.delete(url + "/api/chat/c/stream"),
+            client.post(url + "/api/agui", json=agui_body("t")),
+            client.post(url + "/api/agui/reattach", json={"threadId": "t"}),
+            client.post(url + "/api/agui/cancel", json={"threadId": "t"}),
+        ):
+            assert response.status_code == 503, response.request.url
+            assert response.json()["error"]["field"] == "resumable"
