@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -360,10 +361,10 @@ class EventStreamResponse(EventSourceResponse):
     disconnects, the stream is cancelled and the frames' iterator (and with it the agent's generator) is
     closed.
 
-    Frames are pulled from their iterator by a task of their own into a buffer of at most
-    ``max_batch_bytes`` and sent by another: a frame produced while the sender is idle leaves at once, and
-    whatever piled up while a send was in progress (the socket behind, or frames faster than the network)
-    leaves in one write.
+    Each frame is sent as soon as it is produced, one write per frame. When frames come faster than that
+    (a burst of frames that were ready at once, or a send that had to wait for the socket), a task of
+    their own pulls them from then on, and whatever piled up while a send was in progress leaves in one
+    write of at most about ``max_batch_bytes``.
     """
 
     max_batch_bytes = 65536
@@ -406,6 +407,8 @@ class EventStreamResponse(EventSourceResponse):
         self.headers["cache-control"] = merged["cache-control"]
         self.last_send = time.monotonic()
         self._frames = content
+        self._sending_since: float | None = None
+        self._watchdog = send_timeout is not None and 0 < heartbeat <= send_timeout
         self._on_shutdown = on_shutdown
         self._shutting_down = False
 
@@ -428,24 +431,59 @@ class EventStreamResponse(EventSourceResponse):
 
     async def _stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        batcher = _Batcher(self.max_batch_bytes)
-        timeout = self.send_timeout
-        # One cancel scope for the whole stream; its deadline is armed only while a send is in progress
-        # (cheaper than a new timeout scope per send).
-        with anyio.CancelScope() as sending:
-            async with anyio.create_task_group() as producer:
-                producer.start_soon(batcher.fill, self._frames)
-                while (chunk := await batcher.take()) is not None:
-                    if timeout is not None:
-                        sending.deadline = anyio.current_time() + timeout
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    sending.deadline = math.inf
-                    self.last_send = time.monotonic()
-        if sending.cancelled_caught:
-            raise SendTimeoutError()
+        if self._watchdog or self.send_timeout is None:
+            # With a heartbeat no longer than the send timeout, the ping task watches the sends (see _ping).
+            await self._pump(send, None)
+        else:
+            # Otherwise the deadline of one cancel scope is armed around each send.
+            with anyio.CancelScope() as sending:
+                await self._pump(send, sending)
+            if sending.cancelled_caught:
+                raise SendTimeoutError()
         async with self._send_lock:
             self.active = False
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _pump(self, send: Send, sending: anyio.CancelScope | None) -> None:
+        # Each frame is sent as it comes, in this task, until frames turn out to come faster than they can be
+        # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
+        # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
+        coalesce = _on_asyncio()
+        frames = aiter(self._frames)
+        ready = 0  # frames in a row that were there at once
+        while True:
+            pulled = time.monotonic()
+            try:
+                chunk = await anext(frames)
+            except StopAsyncIteration:
+                return
+            got = time.monotonic()
+            ready = ready + 1 if got - pulled < _AT_ONCE else 0
+            await self._send_body(send, chunk, sending)
+            if coalesce and (ready >= _BURST or self.last_send - got > _SLOW_SEND):
+                break
+        pipe = _Pipe(self.max_batch_bytes)
+        producer = asyncio.get_running_loop().create_task(pipe.fill(frames))
+        try:
+            while (batch := await pipe.take()) is not None:
+                await self._send_body(send, batch, sending)
+            await producer  # its exception, if it failed
+        finally:
+            if not producer.done():
+                producer.cancel()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([producer])
+
+    async def _send_body(self, send: Send, chunk: bytes, sending: anyio.CancelScope | None) -> None:
+        if sending is not None:
+            sending.deadline = anyio.current_time() + (self.send_timeout or math.inf)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            sending.deadline = math.inf
+        else:
+            self._sending_since = time.monotonic()
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self._sending_since = None
+        self.last_send = time.monotonic()
 
     async def _listen_for_exit_signal_with_grace(self) -> None:
         await self._listen_for_exit_signal()
@@ -458,10 +496,19 @@ class EventStreamResponse(EventSourceResponse):
                     await anyio.sleep(0.1)
 
     async def _ping(self, send: Send) -> None:
-        # Like sse-starlette's ping, but only after ``heartbeat`` seconds without any frame.
+        # Like sse-starlette's ping, but only after ``heartbeat`` seconds without any frame. It also watches
+        # the frame sends: one still in progress ``send_timeout`` after it began ends the response.
         interval = self.ping_interval
+        timeout = self.send_timeout if self._watchdog else None
         while self.active:
-            idle = time.monotonic() - self.last_send
+            now = time.monotonic()
+            since = self._sending_since
+            if timeout is not None and since is not None:
+                if now - since >= timeout:
+                    raise SendTimeoutError()
+                await anyio.sleep(since + timeout - now)
+                continue
+            idle = now - self.last_send
             if idle < interval:
                 await anyio.sleep(interval - idle)
                 continue
@@ -473,10 +520,26 @@ class EventStreamResponse(EventSourceResponse):
                     self.last_send = time.monotonic()
 
 
-class _Batcher:
+_AT_ONCE = 100e-6
+"""A frame pulled within this many seconds was there at once (the agent did not wait)."""
+_BURST = 8
+"""After this many frames in a row that were there at once, frames are coalesced."""
+_SLOW_SEND = 1e-3
+"""A send that took this long waited for the socket: frames are coalesced from then on."""
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class _Pipe:
     """Carries frames from their iterator (pulled by :meth:`fill`, a task of its own) to the sender
     (:meth:`take`): one chunk when one is waiting, all of them joined when several piled up. ``fill`` waits
-    while ``limit`` bytes are waiting."""
+    while ``limit`` bytes are waiting. (asyncio futures: the cheapest hand-over per frame.)"""
 
     __slots__ = ("_chunks", "_data", "_done", "_limit", "_room", "_size")
 
@@ -485,39 +548,45 @@ class _Batcher:
         self._size = 0
         self._limit = limit
         self._done = False
-        self._data: anyio.Event | None = None  # the sender waits for a chunk
-        self._room: anyio.Event | None = None  # the producer waits for the sender
+        self._data: asyncio.Future[None] | None = None  # the sender waits for a chunk
+        self._room: asyncio.Future[None] | None = None  # the producer waits for the sender
 
     async def fill(self, frames: AsyncIterable[bytes]) -> None:
         try:
             async for chunk in frames:
                 self._chunks.append(chunk)
                 self._size += len(chunk)
-                if self._data is not None:
-                    self._data.set()
+                data = self._data
+                if data is not None:
                     self._data = None
+                    if not data.done():
+                        data.set_result(None)
                 if self._size >= self._limit:
-                    self._room = anyio.Event()
-                    await self._room.wait()
+                    self._room = room = asyncio.get_running_loop().create_future()
+                    await room
         finally:
             self._done = True
-            if self._data is not None:
-                self._data.set()
+            data = self._data
+            if data is not None:
                 self._data = None
+                if not data.done():
+                    data.set_result(None)
 
     async def take(self) -> bytes | None:
         while not self._chunks:
             if self._done:
                 return None
-            self._data = anyio.Event()
-            await self._data.wait()
+            self._data = data = asyncio.get_running_loop().create_future()
+            await data
         chunks = self._chunks
         chunk = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
         self._size = 0
-        if self._room is not None:
-            self._room.set()
+        room = self._room
+        if room is not None:
             self._room = None
+            if not room.done():
+                room.set_result(None)
         return chunk
 
 
