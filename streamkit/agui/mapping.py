@@ -172,7 +172,6 @@ class AGUIMapper:
         "_assistant",
         "_checker",
         "_done",
-        "_handlers",
         "_ids",
         "_open_reasoning",
         "_open_text",
@@ -237,36 +236,6 @@ class AGUIMapper:
             "reasoning-delta": self._reasoning_prefix,
             "tool-call-args-delta": self._args_prefix,
         }
-        self._handlers: dict[str, Callable[[Any], list[Frame]]] = {
-            "run-started": self._run_started,
-            "run-finished": self._run_finished,
-            "run-error": self._run_error,
-            "run-aborted": self._run_aborted,
-            "step-started": self._step_started,
-            "step-finished": self._step_finished,
-            "text-start": self._text_start,
-            "text-delta": self._text_delta,
-            "text-end": self._text_end,
-            "reasoning-start": self._reasoning_start,
-            "reasoning-delta": self._reasoning_delta,
-            "reasoning-end": self._reasoning_end,
-            "tool-call-start": self._tool_start,
-            "tool-call-args-delta": self._tool_delta,
-            "tool-call-end": self._tool_end,
-            "tool-result": self._tool_result,
-            "tool-approval-request": self._approval_request,
-            "tool-approval-response": self._approval_response,
-            "state-snapshot": self._state_snapshot,
-            "state-update": self._state_update,
-            "state-delta": self._state_delta,
-            "messages-snapshot": self._messages_snapshot,
-            "data": self._data,
-            "source": self._source,
-            "file": self._file,
-            "message-metadata": self._message_metadata,
-            "custom": self._custom,
-            "raw": self._raw,
-        }
 
     # -- the Mapper protocol -----------------------------------------------------------------------
 
@@ -285,10 +254,10 @@ class AGUIMapper:
         events = self._checker.feed(event)
         if len(events) == 1:
             ev = events[0]
-            return self._handlers[ev.type](ev)
+            return _HANDLERS[ev.type](self, ev)
         out: list[Frame] = []
         for ev in events:
-            out += self._handlers[ev.type](ev)
+            out += _HANDLERS[ev.type](self, ev)
         return out
 
     def close(self) -> list[Frame]:
@@ -297,7 +266,7 @@ class AGUIMapper:
             return []
         out: list[Frame] = []
         for ev in self._checker.close():
-            out += self._handlers[ev.type](ev)
+            out += _HANDLERS[ev.type](self, ev)
         return out
 
     def fail(self, message: str, code: str | None = None) -> list[Frame]:
@@ -655,6 +624,39 @@ class AGUIMapper:
         if event.source is not None:
             frame["source"] = event.source
         return [frame]
+
+
+_HANDLERS: dict[str, Callable[[AGUIMapper, Any], list[Frame]]] = {
+    "run-started": AGUIMapper._run_started,
+    "run-finished": AGUIMapper._run_finished,
+    "run-error": AGUIMapper._run_error,
+    "run-aborted": AGUIMapper._run_aborted,
+    "step-started": AGUIMapper._step_started,
+    "step-finished": AGUIMapper._step_finished,
+    "text-start": AGUIMapper._text_start,
+    "text-delta": AGUIMapper._text_delta,
+    "text-end": AGUIMapper._text_end,
+    "reasoning-start": AGUIMapper._reasoning_start,
+    "reasoning-delta": AGUIMapper._reasoning_delta,
+    "reasoning-end": AGUIMapper._reasoning_end,
+    "tool-call-start": AGUIMapper._tool_start,
+    "tool-call-args-delta": AGUIMapper._tool_delta,
+    "tool-call-end": AGUIMapper._tool_end,
+    "tool-result": AGUIMapper._tool_result,
+    "tool-approval-request": AGUIMapper._approval_request,
+    "tool-approval-response": AGUIMapper._approval_response,
+    "state-snapshot": AGUIMapper._state_snapshot,
+    "state-update": AGUIMapper._state_update,
+    "state-delta": AGUIMapper._state_delta,
+    "messages-snapshot": AGUIMapper._messages_snapshot,
+    "data": AGUIMapper._data,
+    "source": AGUIMapper._source,
+    "file": AGUIMapper._file,
+    "message-metadata": AGUIMapper._message_metadata,
+    "custom": AGUIMapper._custom,
+    "raw": AGUIMapper._raw,
+}
+"""The mapper's handler for each (checked) event type: one table for all mappers."""
 
 
 def _interrupt(interrupt: Any) -> Frame:

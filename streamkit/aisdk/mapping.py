@@ -269,7 +269,6 @@ class AISDKMapper:
         "_continuation",
         "_depth",
         "_errored",
-        "_handlers",
         "_in_step",
         "_open_inputs",
         "_reasoning",
@@ -323,50 +322,20 @@ class AISDKMapper:
         self._in_step = False
         self._step_pending = False
         self._errored = False
-        self._handlers: dict[str, Callable[[Any], list[Chunk]]] = {
-            "run-started": self._run_started,
-            "run-finished": self._run_finished,
-            "run-error": self._run_error,
-            "run-aborted": self._run_aborted,
-            "step-started": self._step_started,
-            "step-finished": self._step_finished,
-            "text-start": self._text_start,
-            "text-delta": self._text_delta,
-            "text-end": self._text_end,
-            "reasoning-start": self._reasoning_start,
-            "reasoning-delta": self._reasoning_delta,
-            "reasoning-end": self._reasoning_end,
-            "tool-call-start": self._tool_start,
-            "tool-call-args-delta": self._tool_delta,
-            "tool-call-end": self._tool_end,
-            "tool-result": self._tool_result,
-            "tool-approval-request": self._approval_request,
-            "tool-approval-response": self._approval_response,
-            "state-snapshot": self._state_snapshot,
-            "state-update": self._state_snapshot,
-            "state-delta": self._state_delta,
-            "messages-snapshot": self._messages_snapshot,
-            "data": self._data,
-            "source": self._source,
-            "file": self._file,
-            "message-metadata": self._message_metadata,
-            "custom": self._custom,
-            "raw": self._raw,
-        }
 
     # -- the Mapper protocol -----------------------------------------------------------------------
 
     def feed(self, event: ChatEvent) -> list[Chunk]:
         """The chunks for one event (after the sequence checker)."""
         checked = self._check(event)
-        handlers = self._handlers
+        handlers = _HANDLERS
         if len(checked) == 1:
             ev = checked[0]
-            out = handlers[ev.type](ev)
+            out = handlers[ev.type](self, ev)
         else:
             out = []
             for ev in checked:
-                out += handlers[ev.type](ev)
+                out += handlers[ev.type](self, ev)
         if self._step_pending and out:
             return self._flush_step(out)
         return out
@@ -375,7 +344,7 @@ class AISDKMapper:
         """The chunks that end the run when the core's stream ended (nothing if it ended properly)."""
         out: list[Chunk] = []
         for ev in self._checker.close():
-            out += self._handlers[ev.type](ev)
+            out += _HANDLERS[ev.type](self, ev)
         if self._step_pending and out:
             return self._flush_step(out)
         return out
@@ -745,3 +714,36 @@ class AISDKMapper:
         if ev.source is not None:
             data["source"] = ev.source
         return [{"type": "data-raw", "data": data, "transient": True}]
+
+
+_HANDLERS: dict[str, Callable[[AISDKMapper, Any], list[Chunk]]] = {
+    "run-started": AISDKMapper._run_started,
+    "run-finished": AISDKMapper._run_finished,
+    "run-error": AISDKMapper._run_error,
+    "run-aborted": AISDKMapper._run_aborted,
+    "step-started": AISDKMapper._step_started,
+    "step-finished": AISDKMapper._step_finished,
+    "text-start": AISDKMapper._text_start,
+    "text-delta": AISDKMapper._text_delta,
+    "text-end": AISDKMapper._text_end,
+    "reasoning-start": AISDKMapper._reasoning_start,
+    "reasoning-delta": AISDKMapper._reasoning_delta,
+    "reasoning-end": AISDKMapper._reasoning_end,
+    "tool-call-start": AISDKMapper._tool_start,
+    "tool-call-args-delta": AISDKMapper._tool_delta,
+    "tool-call-end": AISDKMapper._tool_end,
+    "tool-result": AISDKMapper._tool_result,
+    "tool-approval-request": AISDKMapper._approval_request,
+    "tool-approval-response": AISDKMapper._approval_response,
+    "state-snapshot": AISDKMapper._state_snapshot,
+    "state-update": AISDKMapper._state_snapshot,
+    "state-delta": AISDKMapper._state_delta,
+    "messages-snapshot": AISDKMapper._messages_snapshot,
+    "data": AISDKMapper._data,
+    "source": AISDKMapper._source,
+    "file": AISDKMapper._file,
+    "message-metadata": AISDKMapper._message_metadata,
+    "custom": AISDKMapper._custom,
+    "raw": AISDKMapper._raw,
+}
+"""The mapper's handler for each (checked) event type: one table for all mappers."""
