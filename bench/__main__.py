@@ -1,0 +1,71 @@
+"""Run the benchmarks and check the performance targets: ``python -m bench`` (``--help`` for the flags).
+
+Prints one Markdown table per benchmark, then one ``PASS``/``FAIL`` line per target; exits with 1 when a
+target fails (or a benchmark could not check what it compares), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .measure import Target, machine
+
+BENCHMARKS = ("encode", "wire", "concurrency")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the flags, run the chosen benchmarks, print the report; the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "benchmarks", nargs="*", metavar="BENCHMARK", help=f"any of {', '.join(BENCHMARKS)} (default: all)"
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer samples and shorter streams (a smoke run)")
+    parser.add_argument("--repeat", type=int, help="timed runs of W per implementation (encode 21, wire 11)")
+    parser.add_argument("--streams", type=int, default=1000, help="concurrent streams (default 1000)")
+    parser.add_argument("--frames", type=int, help="frames per concurrent stream (default 200; 60 with --quick)")
+    parser.add_argument("--interval", type=float, default=0.05, help="pacing of the concurrent streams, s")
+    parser.add_argument("--no-baseline", action="store_true", help="concurrency: skip the plain server run")
+    args = parser.parse_args(argv)
+    unknown = [b for b in args.benchmarks if b not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r}: choose from {', '.join(BENCHMARKS)}")
+    chosen = args.benchmarks or list(BENCHMARKS)
+
+    print(f"# streamkit benchmarks\n\nMachine: {machine()}\n")
+    started = time.monotonic()
+    targets: list[Target] = []
+    problems: list[str] = []
+    if "encode" in chosen:
+        from . import encode
+
+        report = encode.run(repeat=args.repeat or (5 if args.quick else 21))
+        print(report.text)
+        targets += report.targets
+        problems += report.problems
+    if "wire" in chosen:
+        from . import wire
+
+        report_w = wire.run(repeat=args.repeat or (3 if args.quick else 11))
+        print(report_w.text)
+        targets += report_w.targets
+        problems += report_w.problems
+    if "concurrency" in chosen:
+        from . import concurrency
+
+        frames = args.frames or (60 if args.quick else 200)
+        report_c = concurrency.run(args.streams, frames, args.interval, baseline=not args.no_baseline)
+        print(report_c.text)
+        targets += report_c.targets
+        problems += report_c.problems
+
+    if problems:
+        print("Problems:\n" + "\n".join(f"- {p}" for p in problems) + "\n")
+    print("Targets:\n" + "\n".join(t.line() for t in targets))
+    print(f"\n({time.monotonic() - started:.0f} s)")
+    return 0 if targets and all(t.passed for t in targets) and not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""The benchmark server: a Starlette app on uvicorn, run in its own process by the wire and concurrency
+benchmarks (``python -m bench.server --port N``).
+
+Routes:
+
+* ``POST /aisdk`` and ``POST /agui``: streamkit's own routes (``streamkit.aisdk.routes``,
+  ``streamkit.agui.routes``) serving an agent that streams W, constructing each event as it goes.
+* ``POST /aisdk/per-frame``: the same W stream through ``streamkit.aisdk.encode`` and a
+  ``UIMessageStreamResponse`` with coalescing turned off (``max_batch_bytes = 0``): one write per frame.
+* ``GET /plain/aisdk`` and ``GET /plain/agui``: the baseline, a plain Starlette ``StreamingResponse``
+  of the same bytes, encoded once at startup, one frame per chunk.
+* ``POST /paced``: streamkit's AI SDK route serving an agent that yields an event every
+  ``--interval`` seconds, ``--frames`` frames in all (the concurrency benchmark).
+* ``GET /health``: ``ok``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from streamkit import agui, aisdk
+from streamkit.events import ChatEvent, RunFinished, RunInput, RunStarted, TextDelta, TextEnd, TextStart
+
+from .workload import Workload, agent_events, chat_events, workload
+
+__all__ = ["AGUI_BODY", "AISDK_BODY", "ServerProcess", "app", "paced_frames"]
+
+AISDK_BODY = {
+    "id": "thread_1",
+    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Search, then answer."}]}],
+    "trigger": "submit-message",
+}
+"""A ``useChat`` request body."""
+
+AGUI_BODY = {
+    "threadId": "thread_1",
+    "runId": "run_1",
+    "state": {},
+    "messages": [{"id": "u1", "role": "user", "content": "Search, then answer."}],
+    "tools": [],
+    "context": [],
+    "forwardedProps": {},
+}
+"""An AG-UI ``RunAgentInput``."""
+
+
+class _PerFrameResponse(aisdk.UIMessageStreamResponse):
+    max_batch_bytes = 0
+
+
+def paced_frames(frames: int) -> int:
+    """How many text deltas the paced agent yields so that the AI SDK stream has ``frames`` chunks:
+    ``start``, ``text-start``, the deltas, ``text-end``, ``finish`` and ``[DONE]``."""
+    return frames - 5
+
+
+async def _encoded(protocol: str, w: Workload) -> list[bytes]:
+    """W as the frames streamkit sends for it, one bytes object per frame."""
+    if protocol == "aisdk":
+        stream = aisdk.encode(chat_events(w))
+    else:
+        stream = agui.encode(chat_events(w), thread_id=w.thread_id, run_id=w.run_id)
+    body = b"".join([chunk async for chunk in stream])
+    return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
+
+
+def app(frames: int = 200, interval: float = 0.05) -> Starlette:
+    """The benchmark app (see the module docstring)."""
+    w = workload()
+    plain: dict[str, list[bytes]] = {}
+    paced_bytes: list[bytes] = []
+
+    async def w_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        async for event in agent_events(w):
+            yield event
+
+    async def paced_agent(run: RunInput, pause: float | None = None) -> AsyncIterator[ChatEvent]:
+        sleep = asyncio.sleep
+        interval_ = interval if pause is None else pause
+        await sleep(interval_)
+        yield RunStarted(thread_id=run.thread_id, run_id=run.run_id)
+        await sleep(interval_)
+        yield TextStart(id="t")
+        for i in range(paced_frames(frames)):
+            await sleep(interval_)
+            yield TextDelta(id="t", delta=f"w{i} ")
+        await sleep(interval_)
+        yield TextEnd(id="t")
+        await sleep(interval_)
+        yield RunFinished()
+
+    async def frames_of(protocol: str) -> AsyncIterator[bytes]:
+        # An async iterator: Starlette would move each step of a sync one to a worker thread.
+        for frame in plain[protocol]:
+            yield frame
+
+    async def plain_stream(request: Request) -> Response:
+        protocol = request.path_params["protocol"]
+        return StreamingResponse(frames_of(protocol), media_type="text/event-stream")
+
+    async def paced_plain(request: Request) -> Response:
+        async def frames_out() -> AsyncIterator[bytes]:
+            sleep = asyncio.sleep
+            for frame in paced_bytes:
+                await sleep(interval)
+                yield frame
+
+        return StreamingResponse(frames_out(), media_type="text/event-stream")
+
+    async def per_frame(request: Request) -> Response:
+        await request.body()
+        return _PerFrameResponse(aisdk.encode(agent_events(w)))
+
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        for protocol in ("aisdk", "agui"):
+            plain[protocol] = await _encoded(protocol, w)
+        run = RunInput(thread_id="thread_1", run_id="run_1")
+        body = b"".join([chunk async for chunk in aisdk.encode(paced_agent(run, pause=0.0))])
+        paced_bytes[:] = [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
+        paced_bytes[-2:] = [paced_bytes[-2] + paced_bytes[-1]]  # finish and [DONE] leave together
+        yield
+
+    routes: list[BaseRoute] = [
+        *aisdk.routes(w_agent, path="/aisdk", heartbeat=15.0),
+        *agui.routes(w_agent, path="/agui", heartbeat=15.0),
+        *aisdk.routes(paced_agent, path="/paced", heartbeat=15.0),
+        Route("/aisdk/per-frame", per_frame, methods=["POST"]),
+        Route("/plain/{protocol}", plain_stream, methods=["GET"]),
+        Route("/paced-plain", paced_plain, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def main() -> None:
+    """Serve the benchmark app on loopback."""
+    import uvicorn
+
+    parser = argparse.ArgumentParser(prog="python -m bench.server")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--interval", type=float, default=0.05)
+    args = parser.parse_args()
+    uvicorn.run(
+        app(args.frames, args.interval),
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        backlog=4096,
+        timeout_keep_alive=30,
+    )
+
+
+class ServerProcess:
+    """The benchmark server in a subprocess on a free loopback port; a context manager."""
+
+    def __init__(self, frames: int = 200, interval: float = 0.05) -> None:
+        self.args = ["--frames", str(frames), "--interval", str(interval)]
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        """The server process id."""
+        assert self.process is not None
+        return self.process.pid
+
+    def __enter__(self) -> ServerProcess:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        cmd = [sys.executable, "-m", "bench.server", "--port", str(self.port), *self.args]
+        self.process = subprocess.Popen(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the benchmark server exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    s.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                    if s.recv(100).startswith(b"HTTP/1.1 200"):
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__(None, None, None)
+        raise RuntimeError("the benchmark server did not start within 30 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+if __name__ == "__main__":
+    main()
