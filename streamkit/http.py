@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
@@ -139,27 +140,35 @@ async def read_json(request: Request, limits: Limits) -> Any:
     return value
 
 
-def check_messages(data: Any, limits: Limits, key: str = "messages") -> None:
-    """Enforce ``max_messages`` and ``max_message_bytes`` on the raw body's message list (413 naming the limit).
+def _json_size(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:  # integers beyond 64 bits: measure what the standard library writes
+        return len(json.dumps(value, ensure_ascii=False).encode())
 
-    Runs before model validation, so an oversized history is refused before any work is done on it.
+
+def check_messages(data: Any, limits: Limits, key: str = "messages") -> None:
+    """Require a JSON object and enforce ``max_messages`` / ``max_message_bytes`` on its message list.
+
+    Runs before model validation, so an oversized history is refused (413 naming the limit) before any work
+    is done on it; a body that is not an object is a 422 naming ``body``.
     """
     if not isinstance(data, dict):
-        return
+        raise HTTPError("body: expected a JSON object", field="body", status=422)
     messages = data.get(key)
     if not isinstance(messages, list):
-        return
+        return  # the request model names the problem
     if len(messages) > limits.max_messages:
         raise HTTPError(
-            f"{len(messages)} messages exceed the limit of {limits.max_messages}",
+            f"{key}: {len(messages)} messages exceed the limit of {limits.max_messages}",
             field="limits.max_messages",
             status=413,
         )
     for i, message in enumerate(messages):
-        size = len(json.dumps(message, ensure_ascii=False).encode())
+        size = _json_size(message)
         if size > limits.max_message_bytes:
             raise HTTPError(
-                f"{key}.{i} is {size} bytes, above the limit of {limits.max_message_bytes}",
+                f"{key}.{i}: {size} bytes exceed the limit of {limits.max_message_bytes}",
                 field="limits.max_message_bytes",
                 status=413,
             )

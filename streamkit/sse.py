@@ -19,16 +19,23 @@ import math
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import orjson
 from pydantic import BaseModel
+from sse_starlette._utils import collapse_excgroups
 from sse_starlette.event import ServerSentEvent
-from sse_starlette.sse import EventSourceResponse, SendTimeoutError
+from sse_starlette.sse import (
+    AppStatus,
+    EventSourceResponse,
+    SendTimeoutError,
+    _ensure_watcher_started_on_this_loop,
+    _get_shutdown_state,
+)
 from starlette.types import Receive, Scope, Send
 
-from .events import ChatEvent
+from .events import Agent, ChatEvent, RunInput
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -45,7 +52,8 @@ __all__ = [
     "error_text",
     "frame",
     "js_value",
-    "stream_response",
+    "shutdown_frames",
+    "start_agent",
 ]
 
 logger = logging.getLogger("streamkit")
@@ -368,7 +376,7 @@ class EventStreamResponse(EventSourceResponse):
     """
 
     max_batch_bytes = 65536
-    """Frames produced while a send is in progress are coalesced into one write of at most about this size."""
+    """Frames that pile up are coalesced into writes of at most about this size (0: one write per frame)."""
 
     def __init__(
         self,
@@ -414,7 +422,10 @@ class EventStreamResponse(EventSourceResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            if scope["type"] == "http" and scope.get("method", "GET").upper() != "HEAD":
+                await self._run(receive, send)
+            else:  # HEAD and WebSocket denial: sse-starlette's own handling
+                await super().__call__(scope, receive, send)
         finally:
             # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
             # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
@@ -428,6 +439,69 @@ class EventStreamResponse(EventSourceResponse):
                 await send({"type": "http.response.body", "body": self._on_shutdown(), "more_body": True})
             with anyio.move_on_after(self.send_timeout or 5):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _run(self, receive: Receive, send: Send) -> None:
+        # Two tasks per stream where sse-starlette runs four: the frames, and one watcher that waits for the
+        # client to leave or the server to stop, sends the heartbeats and watches the sends (see _watch).
+        with collapse_excgroups():
+            async with anyio.create_task_group() as tasks:
+
+                async def part(run: Callable[[], Awaitable[None]]) -> None:
+                    await run()
+                    tasks.cancel_scope.cancel()
+
+                tasks.start_soon(part, lambda: self._stream_response(send))
+                tasks.start_soon(part, lambda: self._watch(receive, send))
+        if self.background is not None:
+            await self.background()
+
+    async def _watch(self, receive: Receive, send: Send) -> None:
+        """Until the client disconnects or the server shuts down: a heartbeat after each idle ``heartbeat``,
+        and, when the heartbeat is no longer than the send timeout, the watch over frame sends (one still in
+        progress ``send_timeout`` after it began ends the response)."""
+        interval = self.ping_interval
+        timeout = self.send_timeout if self._watchdog else None
+        signal = _ShutdownSignal()
+        if AppStatus.should_exit:
+            signal.fired = True
+        _ensure_watcher_started_on_this_loop()
+        listeners = cast("set[Any]", _get_shutdown_state().events)
+        listeners.add(signal)
+        try:
+            while self.active and not signal.fired:
+                now = time.monotonic()
+                since = self._sending_since
+                if timeout is not None and since is not None:
+                    if now - since >= timeout:
+                        raise SendTimeoutError()
+                    delay = since + timeout - now
+                elif interval > 0:
+                    delay = interval - (now - self.last_send)
+                    if delay <= 0:
+                        await self._send_ping(send)
+                        continue
+                else:
+                    delay = math.inf
+                message: Any = None
+                with anyio.move_on_after(delay) as waiting:
+                    signal.scope = waiting
+                    message = await receive()
+                signal.scope = None
+                if message is not None and message["type"] == "http.disconnect":
+                    self.active = False
+                    if self.client_close_handler_callable:
+                        await self.client_close_handler_callable(message)
+                    return
+        finally:
+            listeners.discard(signal)
+        if signal.fired:
+            await self._after_exit_signal()
+
+    async def _send_ping(self, send: Send) -> None:
+        async with self._send_lock:
+            if self.active:
+                await self._send_with_timeout(send, {"type": "http.response.body", "body": PING, "more_body": True})
+                self.last_send = time.monotonic()
 
     async def _stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
@@ -448,7 +522,7 @@ class EventStreamResponse(EventSourceResponse):
         # Each frame is sent as it comes, in this task, until frames turn out to come faster than they can be
         # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
         # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
-        coalesce = _on_asyncio()
+        coalesce = self.max_batch_bytes > 0 and _on_asyncio()
         frames = aiter(self._frames)
         ready = 0  # frames in a row that were there at once
         while True:
@@ -487,6 +561,9 @@ class EventStreamResponse(EventSourceResponse):
 
     async def _listen_for_exit_signal_with_grace(self) -> None:
         await self._listen_for_exit_signal()
+        await self._after_exit_signal()
+
+    async def _after_exit_signal(self) -> None:
         self._shutting_down = True
         if self._shutdown_event:
             self._shutdown_event.set()
@@ -512,12 +589,7 @@ class EventStreamResponse(EventSourceResponse):
             if idle < interval:
                 await anyio.sleep(interval - idle)
                 continue
-            async with self._send_lock:
-                if self.active:
-                    await self._send_with_timeout(
-                        send, {"type": "http.response.body", "body": PING, "more_body": True}
-                    )
-                    self.last_send = time.monotonic()
+            await self._send_ping(send)
 
 
 _AT_ONCE = 100e-6
@@ -526,6 +598,22 @@ _BURST = 8
 """After this many frames in a row that were there at once, frames are coalesced."""
 _SLOW_SEND = 1e-3
 """A send that took this long waited for the socket: frames are coalesced from then on."""
+
+
+class _ShutdownSignal:
+    """Stands in for an ``anyio.Event`` in sse-starlette's shutdown broadcast: when the server stops,
+    ``set()`` marks it fired and wakes the watcher waiting under ``scope``."""
+
+    __slots__ = ("fired", "scope")
+
+    def __init__(self) -> None:
+        self.fired = False
+        self.scope: anyio.CancelScope | None = None
+
+    def set(self) -> None:
+        self.fired = True
+        if self.scope is not None:
+            self.scope.cancel()
 
 
 def _on_asyncio() -> bool:
@@ -677,41 +765,28 @@ SHUTDOWN_TEXT = "The server is shutting down; please retry."
 """What a client is told when the server stops while its stream is open."""
 
 
-def stream_response(
-    events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
-    mapper: Mapper,
-    *,
-    trailer: bytes = b"",
-    headers: Mapping[str, str] | None = None,
-    heartbeat: float = 15.0,
-    send_timeout: float | None = 30.0,
-    expose_errors: bool = False,
-    on_error: ErrorHook | None = None,
-    max_frame_bytes: int = 8 * 1024 * 1024,
-    detach_run: bool = False,
-    max_buffer_bytes: int = 1024 * 1024,
-) -> EventStreamResponse:
-    """The whole streaming edge for one run: map and encode ``events``, put them on the wire.
+def shutdown_frames(mapper: Mapper, trailer: bytes = b"") -> bytes:
+    """What ends a run cut short by a server shutdown: the mapper's error frames (``SHUTDOWN_TEXT``, code
+    ``shutdown``) and ``trailer``; nothing if the run already ended."""
+    tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
+    return (_encode(tail) + trailer) if tail else b""
 
-    By default a client disconnect cancels the run (the agent's generator is closed). With ``detach_run``
-    the run goes on to completion in its own task with a bounded buffer. When the server shuts down mid-run,
-    the stream ends with the mapper's error frames (``SHUTDOWN_TEXT``) and ``trailer``.
-    """
-    frames: AsyncIterable[bytes] = encode_frames(
-        events,
-        mapper,
-        trailer=trailer,
-        expose_errors=expose_errors,
-        on_error=on_error,
-        max_frame_bytes=max_frame_bytes,
-    )
-    if detach_run:
-        frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
 
-    def on_shutdown() -> bytes:
-        tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
-        return (_encode(tail) if tail else b"") + trailer
+async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:
+    raise exc
+    yield  # pragma: no cover  (makes this an async generator)
 
-    return EventStreamResponse(
-        frames, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
-    )
+
+def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
+    """Call ``agent(run)``. A call that raises, or returns no iterable, becomes a stream that raises, so it
+    ends in the protocol's error frames like any other agent failure (never a 500)."""
+    try:
+        events: Any = agent(run)
+    except Exception as exc:
+        return _raising(exc)
+    if not isinstance(events, AsyncIterable | Iterable):
+        close = getattr(events, "close", None)
+        if close is not None:  # an un-awaited coroutine: close it quietly
+            close()
+        return _raising(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
+    return events

@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from streamkit.events import ChatEvent, RunStarted, SequenceChecker, TextDelta, TextStart
-from streamkit.sse import stream_response
+from streamkit.sse import EventStreamResponse, encode_frames, shutdown_frames
 
 
 class EchoMapper:
@@ -48,8 +48,27 @@ async def slow_agent() -> AsyncIterator[ChatEvent]:
         await anyio.sleep(0.05)
 
 
+DONE = b"data: [DONE]\n\n"
+
+
 async def endpoint(request: Request) -> Response:
-    return stream_response(slow_agent(), EchoMapper(), trailer=b"data: [DONE]\n\n", heartbeat=1.0)
+    mapper = EchoMapper()
+    frames = encode_frames(slow_agent(), mapper, trailer=DONE)
+    return EventStreamResponse(frames, heartbeat=1.0, on_shutdown=lambda: shutdown_frames(mapper, DONE))
 
 
 app = Starlette(routes=[Route("/stream", endpoint)])
+
+
+async def slow_chat_agent(run: Any) -> AsyncIterator[ChatEvent]:
+    async for event in slow_agent():
+        yield event
+
+
+def _protocol_routes() -> list[Any]:
+    from streamkit import agui, aisdk
+
+    return [*aisdk.routes(slow_chat_agent, path="/api/chat"), *agui.routes(slow_chat_agent, path="/api/agui")]
+
+
+app.router.routes.extend(_protocol_routes())

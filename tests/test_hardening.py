@@ -320,3 +320,60 @@ def test_client_stop_stops_the_backend_within_one_heartbeat(live_server: Any) ->
         time.sleep(0.01)
     assert tracker.closed == 1
     assert time.monotonic() - stopped < 0.5  # the heartbeat interval of this app
+
+
+# --- detach and shutdown on the protocol routes ----------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_detached_runs_finish_without_a_reader(live_server: Any, protocol: str) -> None:
+    done = threading.Event()
+    cancelled = threading.Event()
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            yield TextStart(id="t1")
+            for i in range(200):
+                yield TextDelta(id="t1", delta=f"{i} " * 20)
+                await anyio.sleep(0.002)
+            yield TextEnd(id="t1")
+            yield RunFinished()
+            done.set()
+        except BaseException:
+            cancelled.set()
+            raise
+
+    server: LiveServer = live_server(make_app(agent, detach_runs=True, max_buffer_bytes=8192))
+    with httpx.stream("POST", server.url + PATHS[protocol], json=BODIES[protocol]) as response:
+        next(response.iter_raw())
+    assert done.wait(10)
+    assert not cancelled.is_set()
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_server_shutdown_ends_protocol_streams_in_a_form_the_clients_accept(js: Any, protocol: str) -> None:
+    from test_sse import serve_in_subprocess, shutdown_mid_stream
+
+    proc, port = serve_in_subprocess("sse_app:app")
+    try:
+        received = shutdown_mid_stream(
+            "POST", f"http://127.0.0.1:{port}{PATHS[protocol]}", proc, json=BODIES[protocol]
+        ).decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    if protocol == "aisdk":
+        assert received.endswith('data: {"type":"error","errorText":"The server is shutting down; please retry."}'
+                                 "\n\ndata: [DONE]\n\n")
+        answer = js.call("aisdk", {"body": received, "version": 7})
+        assert answer["ok"], answer.get("error")
+        assert answer["result"]["status"] == "error"
+    else:
+        assert '"type":"RUN_ERROR"' in received.rsplit("data: ", 1)[-1]
+        answer = js.call("agui", {"runs": [{"body": received}], "threadId": "th-1"})
+        assert answer["ok"], answer.get("error")
+        run = answer["result"]["runs"][0]
+        assert not run.get("failed")
+        assert run["runError"]["code"] == "shutdown"
+    assert answer["warnings"] == []

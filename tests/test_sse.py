@@ -26,12 +26,12 @@ from streamkit.sse import (
     SHUTDOWN_TEXT,
     EventStreamResponse,
     FrameTooLarge,
+    detach,
     detached_runs,
     dumps,
     encode_frames,
     frame,
     js_value,
-    stream_response,
 )
 
 
@@ -287,7 +287,8 @@ def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server
     buffers: list[Any] = []
 
     async def endpoint(request: Request) -> EventStreamResponse:
-        response = stream_response(agent(), EchoMapper(), detach_run=True, max_buffer_bytes=20_000)
+        frames = detach(encode_frames(agent(), EchoMapper()), max_buffer_bytes=20_000)
+        response = EventStreamResponse(frames)
         buffers.append(response.body_iterator)
         return response
 
@@ -304,9 +305,9 @@ def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server
     assert detached_runs() == 0
 
 
-def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:
+def serve_in_subprocess(app: str) -> tuple[Any, int]:
+    """Start ``uvicorn tests/<app>`` in a process of its own (so it can be sent signals); return it and its port."""
     import os
-    import signal
     import socket
     import subprocess
     import sys
@@ -316,30 +317,44 @@ def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:
     port = sock.getsockname()[1]
     sock.close()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "sse_app:app", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning"],
         cwd=os.path.dirname(__file__),
     )
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, port
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError("uvicorn did not start") from None
+            time.sleep(0.05)
+
+
+def shutdown_mid_stream(method: str, url: str, proc: Any, **request: Any) -> bytes:
+    """Read a stream, SIGTERM the server after a few deltas, return everything received."""
+    import signal
+
+    received = b""
+    signalled = False
+    with httpx.stream(method, url, timeout=20, **request) as response:
+        for chunk in response.iter_raw():
+            received += chunk
+            if not signalled and received.count(b"-delta") + received.count(b"_CONTENT") >= 3:
+                proc.send_signal(signal.SIGTERM)
+                signalled = True
+    assert signalled
+    return received
+
+
+def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:
+    proc, port = serve_in_subprocess("sse_app:app")
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "uvicorn did not start"
-                time.sleep(0.05)
-        with httpx.stream("GET", f"http://127.0.0.1:{port}/stream", timeout=20) as response:
-            received = b""
-            for chunk in response.iter_raw():
-                received += chunk
-                if received.count(b"text-delta") >= 3 and proc.returncode is None:
-                    proc.send_signal(signal.SIGTERM)
-                    proc.returncode = -1  # sent once
+        received = shutdown_mid_stream("GET", f"http://127.0.0.1:{port}/stream", proc)
         frames = frames_of(received)
-        assert frames[-1]["type"] == "error"
-        assert frames[-1]["errorText"] == SHUTDOWN_TEXT
+        assert frames[-1] == {"type": "error", "errorText": SHUTDOWN_TEXT, "code": "shutdown"}
         assert received.endswith(b"data: [DONE]\n\n")
     finally:
-        proc.returncode = None
         proc.terminate()
         proc.wait(timeout=15)

@@ -31,8 +31,7 @@ from ..events import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..http import HTTPError, Limits
-from ..sse import dumps
+from ..http import HTTPError, Limits, check_messages
 
 __all__ = [
     "ActivityMessage",
@@ -308,36 +307,15 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _size(value: Any) -> int:
-    try:
-        return len(dumps(value))
-    except TypeError:  # integers beyond 64 bits: measure the text the standard library writes
-        return len(json.dumps(value, ensure_ascii=False).encode())
-
-
 def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentInput:
     """Validate a decoded JSON body as a :class:`RunAgentInput`, or raise :class:`HTTPError`.
 
     With ``limits``, more than ``max_messages`` messages, or one message over ``max_message_bytes``, is a 413.
     """
-    if not isinstance(data, dict):
+    if limits is not None:
+        check_messages(data, limits)
+    elif not isinstance(data, dict):
         raise HTTPError("body: expected a JSON object (a RunAgentInput)", field="body", status=422)
-    messages = data.get("messages")
-    if limits is not None and isinstance(messages, list):
-        if len(messages) > limits.max_messages:
-            raise HTTPError(
-                f"messages: {len(messages)} messages exceed the limit of {limits.max_messages}",
-                field="limits.max_messages",
-                status=413,
-            )
-        for i, message in enumerate(messages):
-            size = _size(message)
-            if size > limits.max_message_bytes:
-                raise HTTPError(
-                    f"messages.{i}: {size} bytes exceed the limit of {limits.max_message_bytes}",
-                    field="limits.max_message_bytes",
-                    status=413,
-                )
     try:
         return RunAgentInput.model_validate(data)
     except ValidationError as exc:

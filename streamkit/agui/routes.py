@@ -15,23 +15,22 @@ shutdown in the middle of a run (code ``shutdown``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import AsyncIterable, Callable, Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..events import Agent, ChatEvent, RunInput
+from ..events import Agent
 from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
 from ..resumable import Resumable, as_resumable
-from ..sse import SHUTDOWN_TEXT, ErrorHook, EventStreamResponse, encode_frames, frame
+from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
 from .mapping import AGUIMapper
 from .reattach import reattach_routes, start_resumable
 from .request import RunAgentInput, parse_run_agent_input, pending_tool_calls, to_run_input
 
-__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes", "shutdown_frames", "start_agent"]
+__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes"]
 
 MEDIA_TYPE = "text/event-stream"
 """The response content type, exactly (the AG-UI client picks its parser by string equality)."""
@@ -56,30 +55,6 @@ class AGUIResponse(EventStreamResponse):
             content, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
         )
         self.headers["content-type"] = MEDIA_TYPE
-
-
-def shutdown_frames(mapper: AGUIMapper) -> bytes:
-    """What ends a run cut short by a server shutdown: ``RUN_ERROR`` (code ``shutdown``), unless it ended."""
-    return b"".join(frame(f) for f in mapper.fail(SHUTDOWN_TEXT, "shutdown"))
-
-
-async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:
-    raise exc
-    yield  # pragma: no cover - makes this an async generator
-
-
-def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
-    """Call ``agent(run)``; a call that raises, or returns no iterable, becomes a stream that raises."""
-    try:
-        events: Any = agent(run)
-    except Exception as exc:
-        return _raising(exc)
-    if not isinstance(events, (AsyncIterable, Iterable)):
-        close = getattr(events, "close", None)
-        if close is not None:  # an un-awaited coroutine: close it quietly
-            close()
-        return _raising(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
-    return events
 
 
 def mapper_for(body: RunAgentInput, *, strict: bool = False) -> AGUIMapper:
@@ -108,11 +83,15 @@ def routes(
     send_timeout: float | None = 30.0,
     strict: bool = False,
     resumable: Resumable | StreamStore | None = None,
+    detach_runs: bool = False,
+    max_buffer_bytes: int = 1024 * 1024,
 ) -> list[BaseRoute]:
     """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``.
 
     With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a stream store), runs outlive their
     request and ``{path}/reattach`` and ``{path}/cancel`` join it (see :mod:`streamkit.agui.reattach`).
+    Without it, a client that goes away cancels the run, unless ``detach_runs``: then the run goes on to
+    completion with at most ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.sse.detach`).
     """
     keeper = as_resumable(resumable)
 
@@ -140,6 +119,8 @@ def routes(
             except HTTPError as exc:  # the stream store is unreachable: 503
                 return exc.response()
             return respond(frames)
+        if detach_runs:
+            frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
         return AGUIResponse(
             frames, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=lambda: shutdown_frames(mapper)
         )

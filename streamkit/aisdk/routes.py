@@ -15,19 +15,18 @@ stream with one ``error`` chunk (a generic text unless ``expose_errors``; ``on_e
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
-from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..http import Authorize, HTTPError, Limits, authorize_request, check_messages, read_json
 from ..resumable import Resumable, as_resumable
-from ..sse import ErrorHook, EventStreamResponse, encode_frames
+from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
 from .request import ChatRequest, continued_message, known_ids, request_error, to_run_input
@@ -40,7 +39,6 @@ __all__ = [
     "encode",
     "mapper_for",
     "routes",
-    "start_agent",
 ]
 
 logger = logging.getLogger("streamkit.aisdk")
@@ -91,7 +89,7 @@ def encode(
 
 class UIMessageStreamResponse(EventStreamResponse):
     """A response carrying a UI Message Stream (``content`` is :func:`encode`'s output), with the five
-    headers of the reference server. ``heartbeat`` and ``send_timeout`` are those of
+    headers of the reference server. ``heartbeat``, ``send_timeout`` and ``on_shutdown`` are those of
     :class:`~streamkit.sse.EventStreamResponse`."""
 
     def __init__(
@@ -102,35 +100,21 @@ class UIMessageStreamResponse(EventStreamResponse):
         headers: Mapping[str, str] | None = None,
         heartbeat: float = 15.0,
         send_timeout: float | None = 30.0,
+        on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
         merged = dict(UI_MESSAGE_STREAM_HEADERS)
         if headers:
             merged.update({k.lower(): v for k, v in headers.items()})
         super().__init__(
-            content, status_code=status_code, headers=merged, heartbeat=heartbeat, send_timeout=send_timeout
+            content,
+            status_code=status_code,
+            headers=merged,
+            heartbeat=heartbeat,
+            send_timeout=send_timeout,
+            on_shutdown=on_shutdown,
         )
         # Starlette adds a charset to text/* types; the reference server sends the bare type.
         self.headers["content-type"] = merged["content-type"]
-
-
-async def _failing(exc: Exception) -> AsyncIterator[ChatEvent]:
-    raise exc
-    yield  # pragma: no cover  (makes this an async generator)
-
-
-def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
-    """Call ``agent(run)``; a call that raises, or returns no iterable, becomes a stream that raises (and so
-    a protocol-valid error ending, never a 500)."""
-    try:
-        events: Any = agent(run)
-    except Exception as exc:
-        return _failing(exc)
-    if not isinstance(events, AsyncIterable | Iterable):
-        close = getattr(events, "close", None)
-        if close is not None:  # an un-awaited coroutine: close it quietly
-            close()
-        return _failing(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
-    return events
 
 
 def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
@@ -147,31 +131,6 @@ def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, str
     )
 
 
-def _check_limits(raw: Any, limits: Limits) -> None:
-    if not isinstance(raw, dict):
-        raise HTTPError("the body must be a JSON object", field="body", status=422)
-    messages = raw.get("messages")
-    if not isinstance(messages, list):
-        return  # the model names the problem
-    if len(messages) > limits.max_messages:
-        raise HTTPError(
-            f"the body carries {len(messages)} messages, more than {limits.max_messages}",
-            field="limits.max_messages",
-            status=413,
-        )
-    for i, message in enumerate(messages):
-        try:
-            size = len(orjson.dumps(message))
-        except TypeError:
-            continue
-        if size > limits.max_message_bytes:
-            raise HTTPError(
-                f"messages.{i} is {size} bytes, more than {limits.max_message_bytes}",
-                field="limits.max_message_bytes",
-                status=413,
-            )
-
-
 def routes(
     agent: Agent,
     *,
@@ -186,6 +145,8 @@ def routes(
     allow_system_messages: bool = False,
     strict: bool = False,
     resumable: Resumable | StreamStore | None = None,
+    detach_runs: bool = False,
+    max_buffer_bytes: int = 1024 * 1024,
 ) -> list[BaseRoute]:
     """Starlette routes serving ``agent`` to ``useChat``: ``POST {path}`` and ``GET {path}/{chatId}/stream``.
 
@@ -195,7 +156,9 @@ def routes(
     ``expose_errors``, ``on_error`` and ``strict``; :class:`~streamkit.sse.EventStreamResponse` for
     ``heartbeat`` and ``send_timeout``. With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a
     stream store), runs outlive their request, the GET resumes them and ``DELETE {path}/{chatId}/stream``
-    cancels them (see :mod:`streamkit.aisdk.resume`).
+    cancels them (see :mod:`streamkit.aisdk.resume`). Without it, a client that goes away cancels the run,
+    unless ``detach_runs``: then the run goes on to completion with at most ``max_buffer_bytes`` of unread
+    frames kept (see :func:`~streamkit.sse.detach`).
     """
     if sdk_version not in SUPPORTED_VERSIONS:
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
@@ -208,7 +171,7 @@ def routes(
         try:
             principal = await authorize_request(authorize, request)
             raw = await read_json(request, limits)
-            _check_limits(raw, limits)
+            check_messages(raw, limits)
             try:
                 body = ChatRequest.model_validate(raw)
             except ValidationError as exc:
@@ -218,14 +181,27 @@ def routes(
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
         mapper = mapper_for(body, run, sdk_version=sdk_version, strict=strict)
         frames = encode_frames(
-            start_agent(agent, run), mapper, trailer=DONE, expose_errors=expose_errors, on_error=on_error
+            start_agent(agent, run),
+            mapper,
+            trailer=DONE,
+            expose_errors=expose_errors,
+            on_error=on_error,
+            max_frame_bytes=limits.max_frame_bytes,
         )
         if keeper is not None:
             try:
                 frames = await start_resumable(keeper, frames, mapper, path=path, chat=body.id, principal=principal)
             except HTTPError as exc:  # the stream store is unreachable: 503
                 return exc.response()
-        return respond(frames)
+            return respond(frames)
+        if detach_runs:
+            frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
+        return UIMessageStreamResponse(
+            frames,
+            heartbeat=heartbeat,
+            send_timeout=send_timeout,
+            on_shutdown=lambda: shutdown_frames(mapper, DONE),
+        )
 
     async def resume(request: Request) -> Response:
         try:
