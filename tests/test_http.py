@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
@@ -11,7 +13,6 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.testclient import TestClient
 
 from streamkit.http import Forbidden, HTTPError, Limits, Unauthorized, authorize_request, read_json, validation_error
 
@@ -21,7 +22,21 @@ class Body(BaseModel):
     messages: list[dict[str, Any]]
 
 
-def make_client(limits: Limits = Limits(), authorize: Any = None) -> TestClient:
+class Client:
+    """A synchronous client over httpx's ASGI transport (no network)."""
+
+    def __init__(self, app: Any) -> None:
+        self.transport = httpx.ASGITransport(app=app)
+
+    def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        async def go() -> httpx.Response:
+            async with httpx.AsyncClient(transport=self.transport, base_url="http://test") as client:
+                return await client.post(url, **kwargs)
+
+        return anyio.run(go)
+
+
+def make_client(limits: Limits = Limits(), authorize: Any = None) -> Client:
     async def endpoint(request: Request) -> Response:
         try:
             principal = await authorize_request(authorize, request)
@@ -34,7 +49,7 @@ def make_client(limits: Limits = Limits(), authorize: Any = None) -> TestClient:
             return err.response()
         return JSONResponse({"id": body.id, "principal": principal})
 
-    return TestClient(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
+    return Client(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
 
 
 def test_valid_body_passes() -> None:
@@ -72,7 +87,7 @@ def test_body_size_limit_is_413_naming_the_limit() -> None:
     assert response.status_code == 413
     assert response.json()["error"]["field"] == "limits.max_body_bytes"
 
-    def chunks() -> Any:  # no content-length: the limit holds while reading
+    async def chunks() -> Any:  # no content-length: the limit holds while reading
         yield b'{"id": "'
         yield b"x" * 500
         yield b'", "messages": []}'
