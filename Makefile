@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
 
-.PHONY: demo test install lint typecheck js bench frontend clean
+.PHONY: demo test install install-demo lint typecheck js bench frontend clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,6 +13,9 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test,demo]'
 
+install-demo: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[demo]'
+
 tests/js/node_modules: tests/js/package-lock.json
 	cd tests/js && npm ci --no-audit --no-fund
 	touch tests/js/node_modules
@@ -20,7 +23,7 @@ tests/js/node_modules: tests/js/package-lock.json
 js: tests/js/node_modules
 
 ## demo: run the demo app (offline scripted agent, no API key) on http://127.0.0.1:$(PORT)
-demo: install
+demo: install-demo
 	$(BIN)/streamkit demo --port $(PORT)
 
 ## test: install everything and run the whole suite (Python, real JS clients, browser)
