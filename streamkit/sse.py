@@ -35,7 +35,7 @@ from sse_starlette.sse import (
 )
 from starlette.types import Receive, Scope, Send
 
-from .events import ChatEvent
+from .events import Agent, ChatEvent, RunInput
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -52,7 +52,8 @@ __all__ = [
     "error_text",
     "frame",
     "js_value",
-    "stream_response",
+    "shutdown_frames",
+    "start_agent",
 ]
 
 logger = logging.getLogger("streamkit")
@@ -764,41 +765,28 @@ SHUTDOWN_TEXT = "The server is shutting down; please retry."
 """What a client is told when the server stops while its stream is open."""
 
 
-def stream_response(
-    events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
-    mapper: Mapper,
-    *,
-    trailer: bytes = b"",
-    headers: Mapping[str, str] | None = None,
-    heartbeat: float = 15.0,
-    send_timeout: float | None = 30.0,
-    expose_errors: bool = False,
-    on_error: ErrorHook | None = None,
-    max_frame_bytes: int = 8 * 1024 * 1024,
-    detach_run: bool = False,
-    max_buffer_bytes: int = 1024 * 1024,
-) -> EventStreamResponse:
-    """The whole streaming edge for one run: map and encode ``events``, put them on the wire.
+def shutdown_frames(mapper: Mapper, trailer: bytes = b"") -> bytes:
+    """What ends a run cut short by a server shutdown: the mapper's error frames (``SHUTDOWN_TEXT``, code
+    ``shutdown``) and ``trailer``; nothing if the run already ended."""
+    tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
+    return (_encode(tail) + trailer) if tail else b""
 
-    By default a client disconnect cancels the run (the agent's generator is closed). With ``detach_run``
-    the run goes on to completion in its own task with a bounded buffer. When the server shuts down mid-run,
-    the stream ends with the mapper's error frames (``SHUTDOWN_TEXT``) and ``trailer``.
-    """
-    frames: AsyncIterable[bytes] = encode_frames(
-        events,
-        mapper,
-        trailer=trailer,
-        expose_errors=expose_errors,
-        on_error=on_error,
-        max_frame_bytes=max_frame_bytes,
-    )
-    if detach_run:
-        frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
 
-    def on_shutdown() -> bytes:
-        tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
-        return (_encode(tail) if tail else b"") + trailer
+async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:
+    raise exc
+    yield  # pragma: no cover  (makes this an async generator)
 
-    return EventStreamResponse(
-        frames, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
-    )
+
+def start_agent(agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
+    """Call ``agent(run)``. A call that raises, or returns no iterable, becomes a stream that raises, so it
+    ends in the protocol's error frames like any other agent failure (never a 500)."""
+    try:
+        events: Any = agent(run)
+    except Exception as exc:
+        return _raising(exc)
+    if not isinstance(events, AsyncIterable | Iterable):
+        close = getattr(events, "close", None)
+        if close is not None:  # an un-awaited coroutine: close it quietly
+            close()
+        return _raising(TypeError(f"the agent returned {type(events).__name__}, not an iterator of ChatEvents"))
+    return events
