@@ -22,6 +22,7 @@ from .mapping import (
     PRELIMINARY_TOOL_RESULT,
     PROTOCOL_VERSION,
     SOURCE,
+    STEP_RESET,
     TOOL_APPROVAL_RESPONSE,
     AGUIMapper,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "PRELIMINARY_TOOL_RESULT",
     "PROTOCOL_VERSION",
     "SOURCE",
+    "STEP_RESET",
     "TOOL_APPROVAL_RESPONSE",
     "AGUIMapper",
     "AGUIResponse",

@@ -33,6 +33,11 @@ StateDelta                  ``STATE_DELTA`` once checked against what the client
 MessagesSnapshot            ``MESSAGES_SNAPSHOT``
 Data / Source / File        ``CUSTOM streamkit.data`` / ``streamkit.source`` / ``streamkit.file``
 MessageMetadata             ``CUSTOM streamkit.message_metadata``
+StepReset                   open messages and tool calls ended, then ``CUSTOM streamkit.step_reset`` (the client
+                            keeps what was sent; a block id used before the reset starts a new message)
+UserMessage                 ``TEXT_MESSAGE_START`` (role ``user``) / ``_CONTENT`` / ``_END``; files as
+                            ``CUSTOM streamkit.file`` with the message's id
+ProviderPart                ``CUSTOM`` named by its kind, value the provider metadata (or null)
 Custom / Raw                ``CUSTOM`` / ``RAW``
 ==========================  ==========================================================================
 
@@ -46,8 +51,9 @@ Ids: text, reasoning and tool-result messages never share an id with each other,
 message already in the client's history (``reserved_ids``); a clashing id gets a ``-2``, ``-3``… suffix.
 
 Facts AG-UI has no field for go in event ``metadata``, which the client merges into the message or tool call:
-``providerMetadata`` (text, reasoning, tools), ``title``/``dynamic``/``providerExecuted``/``error`` (tool calls),
-``isError``/``denied`` (tool results), ``finishReason``/``reason`` (``RUN_FINISHED``).
+``providerMetadata`` (text, reasoning, tools), ``citations`` (``TEXT_MESSAGE_END``),
+``title``/``dynamic``/``providerExecuted``/``inputEncoding``/``toolMetadata``/``error`` (tool calls),
+``isError``/``denied``/``toolMetadata`` (tool results), ``finishReason``/``reason`` (``RUN_FINISHED``).
 """
 
 from __future__ import annotations
@@ -58,12 +64,14 @@ from typing import Any
 
 from ..events import (
     ChatEvent,
+    Citation,
     Custom,
     Data,
     File,
     MessageMetadata,
     MessagesSnapshot,
     ProtocolError,
+    ProviderPart,
     Raw,
     ReasoningDelta,
     ReasoningEnd,
@@ -89,6 +97,7 @@ from ..events import (
     ToolCallStart,
     ToolResult,
     Usage,
+    UserMessage,
 )
 from ..sse import dumps, js_value
 from .messages import json_text, to_agui_messages, tool_content
@@ -101,6 +110,7 @@ __all__ = [
     "PRELIMINARY_TOOL_RESULT",
     "PROTOCOL_VERSION",
     "SOURCE",
+    "STEP_RESET",
     "TOOL_APPROVAL_RESPONSE",
     "AGUIMapper",
 ]
@@ -115,13 +125,16 @@ DATA = "streamkit.data"
 SOURCE = "streamkit.source"
 """CUSTOM name for ``Source``: value ``{"id", "url"?, "title"?, "mediaType"?, "filename"?}``."""
 FILE = "streamkit.file"
-"""CUSTOM name for ``File``: value ``{"url", "mediaType"}``."""
+"""CUSTOM name for ``File`` and a ``UserMessage``'s files: value ``{"url", "mediaType", "reasoning"?, "filename"?,
+"messageId"?}`` (``messageId``: the user message the file belongs to)."""
 MESSAGE_METADATA = "streamkit.message_metadata"
 """CUSTOM name for ``MessageMetadata``: value = the metadata."""
 TOOL_APPROVAL_RESPONSE = "streamkit.tool_approval_response"
 """CUSTOM name for ``ToolApprovalResponse``: value ``{"id", "approved", "reason"?}``."""
 PRELIMINARY_TOOL_RESULT = "streamkit.preliminary_tool_result"
 """CUSTOM name for a preliminary ``ToolResult``: value ``{"toolCallId", "output"}``."""
+STEP_RESET = "streamkit.step_reset"
+"""CUSTOM name for ``StepReset``: value ``{}``. AG-UI clients keep what the step sent."""
 
 _MAX_SAFE = 2**53 - 1
 _USAGE_FIELDS = (
@@ -145,6 +158,31 @@ def _usage(usage: Usage) -> Frame:
         value = getattr(usage, name)
         if value is not None and value <= _MAX_SAFE:
             out[key] = value
+    return out
+
+
+def _source_value(source: Source) -> Frame:
+    """A source as the ``streamkit.source`` value: ``{"id", "url"?, "title"?, "mediaType"?, "filename"?}``."""
+    value: Frame = {"id": source.id}
+    if source.url is not None:
+        value["url"] = source.url
+    if source.title is not None:
+        value["title"] = source.title
+    if source.media_type is not None:
+        value["mediaType"] = source.media_type
+    if source.filename is not None:
+        value["filename"] = source.filename
+    return value
+
+
+def _citation(citation: Citation) -> Frame:
+    out: Frame = {"source": _source_value(citation.source)}
+    if citation.start_index is not None:
+        out["startIndex"] = citation.start_index
+    if citation.end_index is not None:
+        out["endIndex"] = citation.end_index
+    if citation.cited_text is not None:
+        out["citedText"] = citation.cited_text
     return out
 
 
@@ -409,8 +447,9 @@ class AGUIMapper:
         mid = self._open_text.pop(event.id, event.id)
         self._text_prefix.pop(event.id, None)
         frame: Frame = {"type": "TEXT_MESSAGE_END", "messageId": mid}
-        if event.provider_metadata is not None:
-            frame["metadata"] = _meta(providerMetadata=event.provider_metadata)
+        if event.provider_metadata is not None or event.citations:
+            citations = [_citation(c) for c in event.citations] if event.citations else None
+            frame["metadata"] = _meta(providerMetadata=event.provider_metadata, citations=citations)
         return [frame]
 
     def _reasoning_start(self, event: ReasoningStart) -> list[Frame]:
@@ -465,6 +504,8 @@ class AGUIMapper:
                 dynamic=event.dynamic,
                 providerExecuted=event.provider_executed,
                 providerMetadata=event.provider_metadata,
+                inputEncoding=event.input_encoding,
+                toolMetadata=event.tool_metadata,
             )
             if metadata is not None:
                 frame["metadata"] = metadata
@@ -495,7 +536,7 @@ class AGUIMapper:
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
         self._streamed.discard(event.id)
         end: Frame = {"type": "TOOL_CALL_END", "toolCallId": event.id}
-        metadata = _meta(error=event.error, providerMetadata=event.provider_metadata)
+        metadata = _meta(error=event.error, providerMetadata=event.provider_metadata, toolMetadata=event.tool_metadata)
         if metadata is not None:
             end["metadata"] = metadata
         out.append(end)
@@ -510,15 +551,16 @@ class AGUIMapper:
         else:
             mid = self._fresh(f"{event.id}-result", "tool-result")
         frame: Frame = {"type": "TOOL_CALL_RESULT", "messageId": mid, "toolCallId": event.id}
+        pm, tm = event.provider_metadata, event.tool_metadata
         if event.denied:
             frame["content"] = event.error or "The tool call was denied."
-            metadata = _meta(denied=True, providerMetadata=event.provider_metadata)
+            metadata = _meta(denied=True, providerMetadata=pm, toolMetadata=tm)
         elif event.error is not None:
             frame["content"] = event.error
-            metadata = _meta(isError=True, providerMetadata=event.provider_metadata)
+            metadata = _meta(isError=True, providerMetadata=pm, toolMetadata=tm)
         else:
             frame["content"] = tool_content(event.output)
-            metadata = _meta(providerMetadata=event.provider_metadata)
+            metadata = _meta(providerMetadata=pm, toolMetadata=tm)
         if metadata is not None:
             frame["metadata"] = metadata
         return [frame]
@@ -599,19 +641,50 @@ class AGUIMapper:
         return [{"type": "CUSTOM", "name": DATA, "value": value}]
 
     def _source(self, event: Source) -> list[Frame]:
-        value: Frame = {"id": event.id}
-        if event.url is not None:
-            value["url"] = event.url
-        if event.title is not None:
-            value["title"] = event.title
-        if event.media_type is not None:
-            value["mediaType"] = event.media_type
-        if event.filename is not None:
-            value["filename"] = event.filename
-        return [{"type": "CUSTOM", "name": SOURCE, "value": value}]
+        return [{"type": "CUSTOM", "name": SOURCE, "value": _source_value(event)}]
 
     def _file(self, event: File) -> list[Frame]:
-        return [{"type": "CUSTOM", "name": FILE, "value": {"url": event.url, "mediaType": event.media_type}}]
+        value: Frame = {"url": event.url, "mediaType": event.media_type}
+        if event.reasoning:
+            value["reasoning"] = True
+        return [{"type": "CUSTOM", "name": FILE, "value": value}]
+
+    def _user_message(self, event: UserMessage) -> list[Frame]:
+        mid = event.id if event.id not in self._ids else self._fresh(event.id, "user")
+        self._ids[mid] = "user"
+        self._assistant = None  # what the run writes next follows the user's message
+        out: list[Frame] = [{"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "user"}]
+        if event.text:
+            out.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": event.text})
+        out.append({"type": "TEXT_MESSAGE_END", "messageId": mid})
+        for file in event.files or ():
+            value: Frame = {"url": file.url, "mediaType": file.media_type}
+            if file.filename is not None:
+                value["filename"] = file.filename
+            value["messageId"] = mid
+            out.append({"type": "CUSTOM", "name": FILE, "value": value})
+        return out
+
+    def _provider_part(self, event: ProviderPart) -> list[Frame]:
+        value = js_value(event.provider_metadata) if event.provider_metadata is not None else None
+        return [{"type": "CUSTOM", "name": event.kind, "value": value}]
+
+    def _step_reset(self, event: Any) -> list[Frame]:
+        out: list[Frame] = []
+        for bid in list(self._open_text):
+            out += self._text_end(TextEnd(id=bid))
+        for bid in list(self._open_reasoning):
+            out += self._reasoning_end(ReasoningEnd(id=bid))
+        for bid in list(self._open_tools):
+            out += self._tool_end(ToolCallEnd(id=bid))
+        # The client keeps the step's messages: a block id used before the reset starts a new message.
+        for wire, kind in self._ids.items():
+            if kind in ("text", "reasoning"):
+                self._ids[wire] = "discarded"
+        self._text_wire.clear()
+        self._reasoning_wire.clear()
+        out.append({"type": "CUSTOM", "name": STEP_RESET, "value": {}})
+        return out
 
     def _message_metadata(self, event: MessageMetadata) -> list[Frame]:
         return [{"type": "CUSTOM", "name": MESSAGE_METADATA, "value": js_value(event.metadata)}]
@@ -633,6 +706,7 @@ _HANDLERS: dict[str, Callable[[AGUIMapper, Any], list[Frame]]] = {
     "run-aborted": AGUIMapper._run_aborted,
     "step-started": AGUIMapper._step_started,
     "step-finished": AGUIMapper._step_finished,
+    "step-reset": AGUIMapper._step_reset,
     "text-start": AGUIMapper._text_start,
     "text-delta": AGUIMapper._text_delta,
     "text-end": AGUIMapper._text_end,
@@ -653,6 +727,8 @@ _HANDLERS: dict[str, Callable[[AGUIMapper, Any], list[Frame]]] = {
     "source": AGUIMapper._source,
     "file": AGUIMapper._file,
     "message-metadata": AGUIMapper._message_metadata,
+    "user-message": AGUIMapper._user_message,
+    "provider-part": AGUIMapper._provider_part,
     "custom": AGUIMapper._custom,
     "raw": AGUIMapper._raw,
 }

@@ -700,7 +700,7 @@ class UIMessageFolder:
 
     def _file(self, chunk: Chunk) -> None:
         part = {"type": chunk["type"], "mediaType": chunk["mediaType"], "url": chunk["url"]}
-        if chunk.get("providerMetadata") is not None:
+        if chunk.get("providerMetadata") is not None and self.sdk_version >= 6:  # 5 drops it
             part["providerMetadata"] = chunk["providerMetadata"]
         self._parts.append(part)
 

@@ -26,6 +26,7 @@ import orjson
 
 from ..events import (
     ChatEvent,
+    Citation,
     Custom,
     Data,
     File,
@@ -34,6 +35,7 @@ from ..events import (
     MessageMetadata,
     MessagesSnapshot,
     ProtocolError,
+    ProviderPart,
     Raw,
     ReasoningDelta,
     ReasoningEnd,
@@ -57,6 +59,7 @@ from ..events import (
     ToolCallStart,
     ToolResult,
     Usage,
+    UserMessage,
 )
 from ..sse import dumps, js_value
 from .request import STATE_PART_ID, to_ui_messages
@@ -164,6 +167,7 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
 _DENIED_TEXT = "The tool call was denied."
 _INVALID_INPUT_TEXT = "The tool call's input is not valid JSON."
+_DISCARDED_TEXT = "The tool call was discarded with its step."
 
 
 def _strip_unsafe(value: Any) -> Any:
@@ -234,14 +238,63 @@ def _interrupt(interrupt: Interrupt) -> dict[str, Any]:
 class _Call:
     """What the mapper remembers of one tool call."""
 
-    __slots__ = ("args", "dynamic", "name", "provider_executed", "title")
+    __slots__ = ("args", "dynamic", "metadata", "name", "provider_executed", "text_input", "title")
 
-    def __init__(self, name: str, dynamic: bool, provider_executed: bool, title: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        dynamic: bool,
+        provider_executed: bool,
+        title: str | None,
+        metadata: dict[str, Any] | None = None,
+        text_input: bool = False,
+    ) -> None:
         self.name = name
         self.dynamic = dynamic
         self.provider_executed = provider_executed
         self.title = title
+        self.metadata = metadata
+        self.text_input = text_input
         self.args: list[str] = []
+
+
+def _source_fields(source: Source) -> Chunk:
+    """The fields of a ``source-url``/``source-document`` chunk for ``source`` (after ``type``)."""
+    out: Chunk
+    if source.url is not None:
+        out = {"sourceId": source.id, "url": source.url}
+        if source.title is not None:
+            out["title"] = source.title
+    else:
+        out = {
+            "sourceId": source.id,
+            "mediaType": source.media_type or "application/octet-stream",
+            "title": source.title or source.filename or source.id,
+        }
+        if source.filename is not None:
+            out["filename"] = source.filename
+    if source.provider_metadata is not None:
+        out[_PM] = safe_json(source.provider_metadata)
+    return out
+
+
+def _citation(citation: Citation) -> Chunk:
+    """A ``text-end`` citation: the source in the client's citation form, then the cited span."""
+    fields = _source_fields(citation.source)
+    source: Chunk = {
+        "type": "source",
+        "sourceType": "url" if "url" in fields else "document",
+        "id": fields.pop("sourceId"),
+    }
+    source.update(fields)
+    out: Chunk = {"source": source}
+    if citation.start_index is not None:
+        out["startIndex"] = citation.start_index
+    if citation.end_index is not None:
+        out["endIndex"] = citation.end_index
+    if citation.cited_text is not None:
+        out["citedText"] = citation.cited_text
+    return out
 
 
 class AISDKMapper:
@@ -268,17 +321,22 @@ class AISDKMapper:
         "_checker",
         "_continuation",
         "_depth",
+        "_discarded",
         "_errored",
         "_in_step",
         "_open_inputs",
         "_reasoning",
         "_reasoning_prefix",
+        "_sources",
         "_state",
+        "_state_sent",
         "_step_pending",
+        "_stepped",
         "_text",
         "_text_prefix",
         "_v6",
         "_v7",
+        "_wire_step",
         "delta_prefixes",
         "message_id",
         "sdk_version",
@@ -322,6 +380,12 @@ class AISDKMapper:
         self._in_step = False
         self._step_pending = False
         self._errored = False
+        # For StepReset and citations (rare events, kept off the delta path):
+        self._stepped = False  # a step has begun in this run
+        self._wire_step: set[str] = set()  # text, reasoning and tool call ids with a part in the wire step
+        self._discarded: set[str] = set()  # tool calls whose part the client dropped at a reset-step
+        self._state_sent = False
+        self._sources: set[str] = set()  # ids of the source parts sent
 
     # -- the Mapper protocol -----------------------------------------------------------------------
 
@@ -422,7 +486,9 @@ class AISDKMapper:
             logger.debug("step started while tool input %s is open: merged into the current step", ev.name)
             return []
         self._in_step = True
+        self._stepped = True
         self._step_pending = True
+        self._wire_step.clear()  # parts from here on follow this step's ``start-step``
         # Until ``start-step`` is out, a delta's frames are not just the delta: keep deltas on ``feed``.
         self._text_prefix.clear()
         self._reasoning_prefix.clear()
@@ -461,10 +527,56 @@ class AISDKMapper:
         self._reasoning_prefix.clear()
         return out
 
+    def _step_reset(self, ev: Any) -> list[Chunk]:
+        """``reset-step`` when the client can drop exactly the current step's parts, else ends for what is open.
+
+        The client drops every part after the last ``start-step`` (all parts when there is none) and forgets
+        open ids. That is the current step when a step's ``start-step`` is out, or when the run has had no step
+        and continues no message; otherwise (and before 7) what is open is ended instead and nothing is dropped.
+        """
+        wire = self._wire_step
+        discard = self._v7 and (
+            (self._in_step and not self._step_pending) or not (self._in_step or self._stepped or self._continuation)
+        )
+        out: list[Chunk] = []
+        for bid in list(self._text):
+            if not (discard and bid in wire):
+                out.append({"type": "text-end", "id": bid})
+        for bid in list(self._reasoning):
+            if not (discard and bid in wire):
+                out.append({"type": "reasoning-end", "id": bid})
+        self._text.clear()
+        self._reasoning.clear()
+        self._text_prefix.clear()
+        self._reasoning_prefix.clear()
+        for bid in list(self._open_inputs):
+            if not (discard and bid in wire):
+                out += self._tool_end(ToolCallEnd(id=bid, error=_DISCARDED_TEXT))
+        self._open_inputs.clear()
+        if not discard:
+            logger.info("StepReset: open parts ended, nothing dropped (the client cannot drop this step's parts)")
+            return out
+        for bid in wire:
+            if self._calls.pop(bid, None) is not None:
+                self._discarded.add(bid)
+        wire.clear()
+        out.append({"type": "reset-step"})
+        if self._state_sent:
+            out += self._state_part()  # the state part may have been in the step: the state itself stays
+        return out
+
+    def _refuse_discarded(self, ev: ChatEvent, tool_call_id: str) -> list[Chunk]:
+        reason = f"tool call {tool_call_id!r} was dropped with its step by the client"
+        if self._checker.strict:
+            raise ProtocolError(ev, reason)
+        logger.warning("dropped %s: %s", type(ev).__name__, reason)
+        return []
+
     # -- text and reasoning ------------------------------------------------------------------------
 
     def _text_start(self, ev: TextStart) -> list[Chunk]:
         self._text[ev.id] = None
+        self._wire_step.add(ev.id)
         if not self._step_pending:
             self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         if ev.provider_metadata is not None:
@@ -475,6 +587,7 @@ class AISDKMapper:
         if ev.id in self._text:
             return [{"type": "text-delta", "id": ev.id, "delta": ev.delta}]
         self._text[ev.id] = None  # closed at a step boundary, still open for the core
+        self._wire_step.add(ev.id)
         if not self._step_pending:
             self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         return [{"type": "text-start", "id": ev.id}, {"type": "text-delta", "id": ev.id, "delta": ev.delta}]
@@ -484,12 +597,30 @@ class AISDKMapper:
             return []
         del self._text[ev.id]
         self._text_prefix.pop(ev.id, None)
+        if ev.citations:
+            return self._cited_text_end(ev)
         if ev.provider_metadata is not None:
             return [{"type": "text-end", "id": ev.id, _PM: safe_json(ev.provider_metadata)}]
         return [{"type": "text-end", "id": ev.id}]
 
+    def _cited_text_end(self, ev: TextEnd) -> list[Chunk]:
+        """``text-end`` with ``citations`` (7), else followed by a source part per cited source not yet sent."""
+        citations = ev.citations or []
+        chunk: Chunk = {"type": "text-end", "id": ev.id}
+        if self._v7:
+            chunk["citations"] = [_citation(c) for c in citations]
+        if ev.provider_metadata is not None:
+            chunk[_PM] = safe_json(ev.provider_metadata)
+        out = [chunk]
+        if not self._v7:
+            for citation in citations:
+                if citation.source.id not in self._sources:
+                    out += self._source(citation.source)
+        return out
+
     def _reasoning_start(self, ev: ReasoningStart) -> list[Chunk]:
         self._reasoning[ev.id] = None
+        self._wire_step.add(ev.id)
         if not self._step_pending:
             self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         if ev.provider_metadata is not None:
@@ -500,6 +631,7 @@ class AISDKMapper:
         if ev.id in self._reasoning:
             return [{"type": "reasoning-delta", "id": ev.id, "delta": ev.delta}]
         self._reasoning[ev.id] = None
+        self._wire_step.add(ev.id)
         if not self._step_pending:
             self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         return [
@@ -524,6 +656,8 @@ class AISDKMapper:
             chunk["providerExecuted"] = True
         if provider_metadata is not None and (self._v6 or chunk["type"] != "tool-input-start"):
             chunk[_PM] = safe_json(provider_metadata)
+        if call.metadata is not None and self._v6:
+            chunk["toolMetadata"] = safe_json(call.metadata)
         if call.dynamic:
             chunk["dynamic"] = True
         if call.title is not None and self._v6:
@@ -531,10 +665,13 @@ class AISDKMapper:
         return chunk
 
     def _tool_start(self, ev: ToolCallStart) -> list[Chunk]:
-        call = _Call(ev.name, ev.dynamic, ev.provider_executed, ev.title)
+        call = _Call(ev.name, ev.dynamic, ev.provider_executed, ev.title, ev.tool_metadata, ev.input_encoding == "text")
         self._calls[ev.id] = call
         self._open_inputs[ev.id] = None
+        self._wire_step.add(ev.id)
         chunk: Chunk = {"type": "tool-input-start", "toolCallId": ev.id, "toolName": ev.name}
+        if ev.input_encoding is not None and self._v6:
+            chunk["inputEncoding"] = ev.input_encoding
         return [self._tool_fields(chunk, call, ev.provider_metadata)]
 
     def _tool_delta(self, ev: ToolCallArgsDelta) -> list[Chunk]:
@@ -547,13 +684,18 @@ class AISDKMapper:
         call = self._calls.get(ev.id)
         if call is None:
             call = self._calls[ev.id] = _Call(ev.name or "unknown", False, False, None)
+            self._wire_step.add(ev.id)
+        if ev.tool_metadata is not None:
+            call.metadata = ev.tool_metadata
         self._open_inputs.pop(ev.id, None)
         error = ev.error
         value: Any = ev.input
         if value is None:
             text = "".join(call.args)
             call.args.clear()
-            if not text.strip():
+            if call.text_input:
+                value = text  # the argument text is the input as it is
+            elif not text.strip():
                 value = {}
             else:
                 try:
@@ -577,6 +719,8 @@ class AISDKMapper:
         return [chunk]
 
     def _tool_result(self, ev: ToolResult) -> list[Chunk]:
+        if ev.id in self._discarded:
+            return self._refuse_discarded(ev, ev.id)
         call = self._calls.get(ev.id)
         chunk: Chunk
         if ev.denied:
@@ -591,6 +735,10 @@ class AISDKMapper:
             chunk["providerExecuted"] = True
         if ev.provider_metadata is not None and self._v6:
             chunk[_PM] = safe_json(ev.provider_metadata)
+        if ev.tool_metadata is not None and self._v6:
+            chunk["toolMetadata"] = safe_json(ev.tool_metadata)
+            if call is not None:
+                call.metadata = ev.tool_metadata
         if ev.preliminary and chunk["type"] == "tool-output-available":
             chunk["preliminary"] = True
         if call is not None and call.dynamic:
@@ -598,6 +746,8 @@ class AISDKMapper:
         return [chunk]
 
     def _approval_request(self, ev: ToolApprovalRequest) -> list[Chunk]:
+        if ev.tool_call_id in self._discarded:
+            return self._refuse_discarded(ev, ev.tool_call_id)
         self._approvals[ev.id] = ev.tool_call_id
         if not self._v6:
             data: dict[str, Any] = {"approvalId": ev.id, "toolCallId": ev.tool_call_id}
@@ -610,6 +760,8 @@ class AISDKMapper:
         return [chunk]
 
     def _approval_response(self, ev: ToolApprovalResponse) -> list[Chunk]:
+        if self._approvals.get(ev.id) in self._discarded:
+            return self._refuse_discarded(ev, self._approvals[ev.id])
         if self._v7:
             chunk: Chunk = {"type": "tool-approval-response", "approvalId": ev.id, "approved": ev.approved}
             if ev.reason is not None:
@@ -631,6 +783,7 @@ class AISDKMapper:
     # -- state and history -------------------------------------------------------------------------
 
     def _state_part(self) -> list[Chunk]:
+        self._state_sent = True
         return [{"type": "data-state", "id": STATE_PART_ID, "data": safe_json(self._state)}]
 
     def _state_snapshot(self, ev: StateSnapshot | StateUpdate) -> list[Chunk]:
@@ -673,26 +826,39 @@ class AISDKMapper:
         return [chunk]
 
     def _source(self, ev: Source) -> list[Chunk]:
-        chunk: Chunk
-        if ev.url is not None:
-            chunk = {"type": "source-url", "sourceId": ev.id, "url": ev.url}
-            if ev.title is not None:
-                chunk["title"] = ev.title
-        else:
-            chunk = {
-                "type": "source-document",
-                "sourceId": ev.id,
-                "mediaType": ev.media_type or "application/octet-stream",
-                "title": ev.title or ev.filename or ev.id,
-            }
-            if ev.filename is not None:
-                chunk["filename"] = ev.filename
+        self._sources.add(ev.id)
+        chunk: Chunk = {"type": "source-url" if ev.url is not None else "source-document"}
+        chunk.update(_source_fields(ev))
+        return [chunk]
+
+    def _file(self, ev: File) -> list[Chunk]:
+        kind = "reasoning-file" if ev.reasoning and self._v7 else "file"
+        chunk: Chunk = {"type": kind, "mediaType": ev.media_type, "url": ev.url}
         if ev.provider_metadata is not None:
             chunk[_PM] = safe_json(ev.provider_metadata)
         return [chunk]
 
-    def _file(self, ev: File) -> list[Chunk]:
-        chunk: Chunk = {"type": "file", "mediaType": ev.media_type, "url": ev.url}
+    def _user_message(self, ev: UserMessage) -> list[Chunk]:
+        if not self._v7:
+            logger.info(
+                "dropped UserMessage(%r): the sdk_version %d client has no chunk for it", ev.id, self.sdk_version
+            )
+            return []
+        parts: list[Chunk] = [{"type": "text", "text": ev.text}] if ev.text or not ev.files else []
+        for file in ev.files or ():
+            part: Chunk = {"type": "file", "mediaType": file.media_type, "url": file.url}
+            if file.filename is not None:
+                part["filename"] = file.filename
+            parts.append(part)
+        return [{"type": "steering-message", "id": ev.id, "parts": parts}]
+
+    def _provider_part(self, ev: ProviderPart) -> list[Chunk]:
+        if not self._v7:
+            logger.info(
+                "dropped ProviderPart(%r): the sdk_version %d client has no chunk for it", ev.kind, self.sdk_version
+            )
+            return []
+        chunk: Chunk = {"type": "custom", "kind": ev.kind}
         if ev.provider_metadata is not None:
             chunk[_PM] = safe_json(ev.provider_metadata)
         return [chunk]
@@ -723,6 +889,7 @@ _HANDLERS: dict[str, Callable[[AISDKMapper, Any], list[Chunk]]] = {
     "run-aborted": AISDKMapper._run_aborted,
     "step-started": AISDKMapper._step_started,
     "step-finished": AISDKMapper._step_finished,
+    "step-reset": AISDKMapper._step_reset,
     "text-start": AISDKMapper._text_start,
     "text-delta": AISDKMapper._text_delta,
     "text-end": AISDKMapper._text_end,
@@ -743,6 +910,8 @@ _HANDLERS: dict[str, Callable[[AISDKMapper, Any], list[Chunk]]] = {
     "source": AISDKMapper._source,
     "file": AISDKMapper._file,
     "message-metadata": AISDKMapper._message_metadata,
+    "user-message": AISDKMapper._user_message,
+    "provider-part": AISDKMapper._provider_part,
     "custom": AISDKMapper._custom,
     "raw": AISDKMapper._raw,
 }

@@ -11,6 +11,10 @@ that another kind of block already uses, and drops what cannot be repaired, logg
 ``streamkit.events`` logger. In **strict** mode it raises :class:`ProtocolError` instead.
 
 A ``RunError`` or ``RunAborted`` may arrive with blocks open in both modes: they are closed first.
+
+A ``StepReset`` closes every open text, reasoning and tool-call-input block *without* an end event (their
+content is discarded with the step; their ids may be opened again). Steps stay open. A tool call whose input
+was still open is discarded: its id stays taken, and a result or approval request for it is refused.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class SequenceChecker:
     __slots__ = (
         "_alias",
         "_approvals",
+        "_discarded",
         "_done",
         "_kind",
         "_reasoning",
@@ -107,6 +112,7 @@ class SequenceChecker:
         self._tool_names: dict[str, str] = {}
         self._results: set[str] = set()
         self._approvals: set[str] = set(known_approvals)
+        self._discarded: set[str] = set()
         self._steps: dict[str, None] = {}
         self._kind: dict[str, str] = {}
         self._alias: dict[tuple[str, str], str] = {}
@@ -263,6 +269,17 @@ class SequenceChecker:
         del self._steps[event.name]
         return [event]
 
+    def _step_reset(self, event: ChatEvent) -> list[ChatEvent]:
+        if self._text or self._reasoning or self._tools_open:
+            logger.debug("StepReset discards open blocks: %s", self.open_blocks)
+        for i in self._tools_open:
+            self._tools_ended.add(i)
+            self._discarded.add(i)
+        self._text.clear()
+        self._reasoning.clear()
+        self._tools_open.clear()
+        return [event]
+
     # -- text and reasoning ------------------------------------------------------------------------
 
     def _text_start(self, event: ChatEvent) -> list[ChatEvent]:
@@ -384,6 +401,8 @@ class SequenceChecker:
             out.append(ToolCallEnd(id=bid))
         elif bid not in self._tools_ended:
             return self._reject(event, f"result for an unknown tool call {event.id!r}")
+        elif bid in self._discarded:
+            return self._reject(event, f"result for tool call {event.id!r}, discarded by StepReset")
         if bid in self._results:
             return self._reject(event, f"tool call {event.id!r} already has its final result")
         if not event.preliminary:
@@ -403,6 +422,8 @@ class SequenceChecker:
             out.append(ToolCallEnd(id=bid))
         elif bid not in self._tools_ended:
             return self._reject(event, f"approval request for an unknown tool call {event.tool_call_id!r}")
+        elif bid in self._discarded:
+            return self._reject(event, f"approval request for tool call {event.tool_call_id!r}, discarded by StepReset")
         if event.id in self._approvals:
             return self._reject(event, f"approval id {event.id!r} is already used")
         self._approvals.add(event.id)
@@ -423,6 +444,7 @@ _HANDLERS: dict[str, Callable[[SequenceChecker, Any], list[ChatEvent]]] = {
     "run-aborted": SequenceChecker._run_stop,
     "step-started": SequenceChecker._step_started,
     "step-finished": SequenceChecker._step_finished,
+    "step-reset": SequenceChecker._step_reset,
     "text-start": SequenceChecker._text_start,
     "text-delta": SequenceChecker._text_delta,
     "text-end": SequenceChecker._text_end,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "ChatEvent",
+    "Citation",
     "Custom",
     "Data",
     "File",
@@ -23,6 +24,7 @@ __all__ = [
     "MessageMetadata",
     "MessagesSnapshot",
     "ProviderMetadata",
+    "ProviderPart",
     "Raw",
     "ReasoningDelta",
     "ReasoningEnd",
@@ -36,6 +38,7 @@ __all__ = [
     "StateSnapshot",
     "StateUpdate",
     "StepFinished",
+    "StepReset",
     "StepStarted",
     "TextDelta",
     "TextEnd",
@@ -47,6 +50,8 @@ __all__ = [
     "ToolCallStart",
     "ToolResult",
     "Usage",
+    "UserFile",
+    "UserMessage",
     "chat_event_adapter",
 ]
 
@@ -121,6 +126,17 @@ class StepFinished(_Event):
     name: str
 
 
+class StepReset(_Event):
+    """The output of the current step is discarded (for example before the step is retried).
+
+    Blocks still open are closed without an end: their content goes with the step. Tool calls whose input
+    was still streaming are discarded too (no result may follow for them). The step itself stays open. What
+    a protocol can take back differs: see the adapters' tables.
+    """
+
+    type: Literal["step-reset"] = "step-reset"
+
+
 class RunFinished(_Event):
     """The run ended normally.
 
@@ -171,11 +187,12 @@ class TextDelta(_Event):
 
 
 class TextEnd(_Event):
-    """Closes a text block."""
+    """Closes a text block. ``citations`` name the sources the block's text rests on."""
 
     type: Literal["text-end"] = "text-end"
     id: str
     provider_metadata: ProviderMetadata | None = None
+    citations: list[Citation] | None = None
 
 
 class ReasoningStart(_Event):
@@ -210,6 +227,8 @@ class ToolCallStart(_Event):
     """Opens a tool call whose arguments will stream as text.
 
     ``dynamic`` marks a tool not known ahead of time; ``provider_executed`` a tool the model provider ran.
+    ``input_encoding`` says how to read the argument text: ``"json"`` (the default) or ``"text"`` (the text
+    is the input as it is). ``tool_metadata`` is application data about the call (JSON values by key).
     """
 
     type: Literal["tool-call-start"] = "tool-call-start"
@@ -220,6 +239,8 @@ class ToolCallStart(_Event):
     dynamic: bool = False
     provider_executed: bool = False
     provider_metadata: ProviderMetadata | None = None
+    input_encoding: Literal["json", "text"] | None = None
+    tool_metadata: dict[str, Any] | None = None
 
 
 class ToolCallArgsDelta(_Event):
@@ -235,7 +256,7 @@ class ToolCallEnd(_Event):
 
     ``input`` is the parsed input (when absent, adapters parse the streamed argument text). ``error`` marks
     an invalid call (the model produced input that does not parse or validate). ``name`` lets a core report
-    a whole call in one event, without a ``ToolCallStart``.
+    a whole call in one event, without a ``ToolCallStart``. ``tool_metadata`` replaces the call's.
     """
 
     type: Literal["tool-call-end"] = "tool-call-end"
@@ -244,12 +265,14 @@ class ToolCallEnd(_Event):
     error: str | None = None
     name: str | None = None
     provider_metadata: ProviderMetadata | None = None
+    tool_metadata: dict[str, Any] | None = None
 
 
 class ToolResult(_Event):
     """The outcome of a tool call: ``output``, or ``error`` text, or ``denied`` by the user.
 
     ``preliminary`` outputs are intermediate and replaced by a later result for the same call.
+    ``tool_metadata`` replaces the call's.
     """
 
     type: Literal["tool-result"] = "tool-result"
@@ -260,6 +283,7 @@ class ToolResult(_Event):
     preliminary: bool = False
     message_id: str | None = None
     provider_metadata: ProviderMetadata | None = None
+    tool_metadata: dict[str, Any] | None = None
 
 
 class ToolApprovalRequest(_Event):
@@ -338,11 +362,52 @@ class Source(_Event):
 
 
 class File(_Event):
-    """A file produced by the run, by URL (often a ``data:`` URL)."""
+    """A file produced by the run, by URL (often a ``data:`` URL); ``reasoning`` marks one produced while
+    reasoning (shown with the reasoning, not the answer)."""
 
     type: Literal["file"] = "file"
     url: str
     media_type: str
+    provider_metadata: ProviderMetadata | None = None
+    reasoning: bool = False
+
+
+class Citation(_Part):
+    """A source a text block cites: the ``source`` (a URL or a document), and optionally the cited span of
+    the source (``start_index`` to ``end_index``) and its text."""
+
+    source: Source
+    start_index: int | None = Field(default=None, ge=0)
+    end_index: int | None = Field(default=None, ge=0)
+    cited_text: str | None = None
+
+
+class UserFile(_Part):
+    """A file attached to a :class:`UserMessage`, by URL (often a ``data:`` URL)."""
+
+    url: str
+    media_type: str
+    filename: str | None = None
+
+
+class UserMessage(_Event):
+    """A user message injected while the run goes on (steering): ``text`` and attached ``files``.
+
+    ``id`` is the message's id; the run's own message continues after it.
+    """
+
+    type: Literal["user-message"] = "user-message"
+    id: str
+    text: str = ""
+    files: list[UserFile] | None = None
+
+
+class ProviderPart(_Event):
+    """Provider-specific content of kind ``kind`` (by convention ``provider.kind``) kept in the message,
+    described by its ``provider_metadata``."""
+
+    type: Literal["provider-part"] = "provider-part"
+    kind: str
     provider_metadata: ProviderMetadata | None = None
 
 
@@ -373,6 +438,7 @@ ChatEvent: TypeAlias = Annotated[
     RunStarted
     | StepStarted
     | StepFinished
+    | StepReset
     | RunFinished
     | RunError
     | RunAborted
@@ -396,11 +462,15 @@ ChatEvent: TypeAlias = Annotated[
     | Source
     | File
     | MessageMetadata
+    | UserMessage
+    | ProviderPart
     | Custom
     | Raw,
     Field(discriminator="type"),
 ]
 """Any event an agent core may yield (a pydantic discriminated union on ``type``)."""
+
+TextEnd.model_rebuild()
 
 chat_event_adapter: TypeAdapter[ChatEvent] = TypeAdapter(ChatEvent)
 """Validates and dumps ``ChatEvent`` values: ``chat_event_adapter.validate_python({"type": ...})``."""

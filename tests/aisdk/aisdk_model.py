@@ -105,6 +105,7 @@ def check_invariants(
     inputs: set[str] = set()
     tools: dict[str, tuple[str, bool]] = {t: ("", False) for t in known_tool_calls}
     approvals = set(known_approvals)
+    step_tools: set[str] = set()  # tool parts after the last start-step (what a reset-step drops)
     starts: list[dict[str, Any]] = []
     for n, chunk in enumerate(chunks):
         where = f"chunk {n}: {chunk}"
@@ -145,9 +146,19 @@ def check_invariants(
             opened.discard(chunk["id"])
         elif kind == "finish-step":
             assert not text and not reasoning, where  # rule 6
+        elif kind == "start-step":
+            step_tools.clear()
+        elif kind == "reset-step":  # the client forgets open ids and drops the step's parts
+            text.clear()
+            reasoning.clear()
+            inputs.clear()
+            for tid in step_tools:
+                tools.pop(tid, None)
+            step_tools.clear()
         elif kind == "tool-input-start":
             tid = chunk["toolCallId"]
             inputs.add(tid)
+            step_tools.add(tid)
             tools[tid] = (chunk["toolName"], bool(chunk.get("dynamic")))
         elif kind == "tool-input-delta":
             assert chunk["toolCallId"] in inputs, where  # rules 7, 11
@@ -155,6 +166,8 @@ def check_invariants(
             tid = chunk["toolCallId"]
             if tid in tools and tools[tid][0]:
                 assert tools[tid] == (chunk["toolName"], bool(chunk.get("dynamic"))), where  # rule 10
+            else:
+                step_tools.add(tid)
             tools[tid] = (chunk["toolName"], bool(chunk.get("dynamic")))
             inputs.discard(tid)
         elif kind in ("tool-output-available", "tool-output-error", "tool-output-denied"):

@@ -24,6 +24,7 @@ from streamkit.events import (
     SequenceChecker,
     StateUpdate,
     StepFinished,
+    StepReset,
     StepStarted,
     TextDelta,
     TextEnd,
@@ -65,6 +66,7 @@ EVENT = st.one_of(
     st.builds(ToolApprovalResponse, id=APPROVALS, approved=st.booleans()),
     st.builds(StateUpdate, state=st.just({"n": 1})),
     st.builds(Data, name=st.just("x"), data=st.just(1)),
+    st.builds(StepReset),
 )
 
 # Mostly-sensible runs: a start, a body, usually an end.
@@ -138,6 +140,12 @@ def _interpret(actions: list[tuple[int, int, str]], end: str) -> list[ChatEvent]
             else:
                 steps.append(f"s{n}")
                 out.append(StepStarted(name=f"s{n}"))
+        elif kind == 6:
+            # discards what is open: text and reasoning ids may come back, open tool calls may not
+            text.clear()
+            reasoning.clear()
+            tools.clear()
+            out.append(StepReset())
         else:
             out.append(StateUpdate(state={"n": n}))
     if end == "finish":
@@ -152,7 +160,7 @@ def _interpret(actions: list[tuple[int, int, str]], end: str) -> list[ChatEvent]
 
 
 ACTIONS = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(0, 11), DELTAS), max_size=30
+    st.tuples(st.integers(0, 6), st.integers(0, 11), DELTAS), max_size=30
 )
 WELL_FORMED = st.builds(_interpret, ACTIONS, st.sampled_from(["finish", "finish", "error", "abort"]))
 
@@ -191,6 +199,7 @@ def violations(events: Sequence[ChatEvent], *, open_at_stop: bool) -> list[str]:
     final_results: set[str] = set()
     approvals: set[str] = set()
     steps: set[str] = set()
+    discarded: set[str] = set()
 
     def claim(kind: str, bid: str) -> None:
         if kind_of.setdefault(bid, kind) != kind:
@@ -240,16 +249,21 @@ def violations(events: Sequence[ChatEvent], *, open_at_stop: bool) -> list[str]:
             else:
                 claim("tool-call", e.id)
                 tools_seen.add(e.id)
+        elif isinstance(e, StepReset):
+            text.clear()
+            reasoning.clear()
+            discarded |= tools_open
+            tools_open.clear()
         elif isinstance(e, ToolResult):
-            if e.id not in tools_seen or e.id in tools_open:
-                found.append("result for unknown or open call")
+            if e.id not in tools_seen or e.id in tools_open or e.id in discarded:
+                found.append("result for unknown, open or discarded call")
             elif e.id in final_results:
                 found.append("second final result")
             elif not e.preliminary:
                 final_results.add(e.id)
         elif isinstance(e, ToolApprovalRequest):
-            if e.tool_call_id not in tools_seen or e.tool_call_id in tools_open:
-                found.append("approval for unknown or open call")
+            if e.tool_call_id not in tools_seen or e.tool_call_id in tools_open or e.tool_call_id in discarded:
+                found.append("approval for unknown, open or discarded call")
             elif e.id in approvals:
                 found.append("approval id reused")
             approvals.add(e.id)
@@ -318,6 +332,8 @@ def opened_deltas(events: Sequence[ChatEvent]) -> list[tuple[str, str, str]]:
             tools_open.discard(e.id)
         elif isinstance(e, (ToolResult, ToolApprovalRequest)):
             tools_open.discard(e.id if isinstance(e, ToolResult) else e.tool_call_id)
+        elif isinstance(e, StepReset):
+            tools_open.clear()
         elif isinstance(e, (TextDelta, ReasoningDelta)):
             kind = "text" if isinstance(e, TextDelta) else "reasoning"
             kept.append((kind, e.id, e.delta))
@@ -441,3 +457,38 @@ def test_whole_tool_call_in_one_event() -> None:
         [RunStarted(), ToolCallEnd(id="c", name="f", input={"a": 1}), ToolResult(id="c", output=2), RunFinished()],
     )
     assert len(out) == 4
+
+
+def test_step_reset_closes_open_blocks_silently_and_discards_open_tool_calls() -> None:
+    for strict in (True, False):
+        checker = SequenceChecker(strict=strict)
+        events = [
+            RunStarted(),
+            StepStarted(name="s"),
+            TextStart(id="t"),
+            TextDelta(id="t", delta="draft"),
+            ReasoningStart(id="r"),
+            ToolCallStart(id="c", name="f"),
+            ToolCallEnd(id="d", name="g", input={}),
+            StepReset(),
+        ]
+        out = [o for e in events for o in checker.feed(e)]
+        assert out == events  # nothing added: no ends for what the reset discards
+        assert checker.open_blocks == [("step", "s")]  # the step stays open
+        # the ids of discarded text and reasoning come back; the discarded call's does not
+        assert checker.feed(TextStart(id="t")) == [TextStart(id="t")]
+        assert checker.feed(ReasoningStart(id="r")) == [ReasoningStart(id="r")]
+        assert checker.feed(ToolResult(id="d", output=1)) == [ToolResult(id="d", output=1)]  # ended before: kept
+        for late in (
+            ToolResult(id="c", output=1),
+            ToolApprovalRequest(id="p", tool_call_id="c"),
+            ToolCallArgsDelta(id="c", delta="{"),
+            ToolCallStart(id="c", name="f"),
+        ):
+            if strict:
+                with pytest.raises(ProtocolError):
+                    checker.feed(late)
+            else:
+                assert checker.feed(late) == []
+        ends = (TextEnd(id="t"), ReasoningEnd(id="r"), StepFinished(name="s"), RunFinished())
+        assert [o for e in ends for o in checker.feed(e)] == list(ends)
