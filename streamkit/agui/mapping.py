@@ -680,7 +680,7 @@ class AGUIMapper:
         # The client keeps the step's messages: a block id used before the reset starts a new message.
         for wire, kind in self._ids.items():
             if kind in ("text", "reasoning"):
-                self._ids[wire] = "discarded"
+                self._ids[wire] = "message of a reset step"
         self._text_wire.clear()
         self._reasoning_wire.clear()
         out.append({"type": "CUSTOM", "name": STEP_RESET, "value": {}})

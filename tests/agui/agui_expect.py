@@ -13,7 +13,15 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from streamkit.agui import DATA, FILE, MESSAGE_METADATA, PRELIMINARY_TOOL_RESULT, SOURCE, TOOL_APPROVAL_RESPONSE
+from streamkit.agui import (
+    DATA,
+    FILE,
+    MESSAGE_METADATA,
+    PRELIMINARY_TOOL_RESULT,
+    SOURCE,
+    STEP_RESET,
+    TOOL_APPROVAL_RESPONSE,
+)
 from streamkit.agui.state import PatchError, apply_patch, json_equal, to_json
 from streamkit.events import (
     ChatEvent,
@@ -23,6 +31,7 @@ from streamkit.events import (
     Message,
     MessageMetadata,
     MessagesSnapshot,
+    ProviderPart,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -34,7 +43,9 @@ from streamkit.events import (
     StateDelta,
     StateSnapshot,
     StateUpdate,
+    StepReset,
     TextDelta,
+    TextEnd,
     TextStart,
     ToolApprovalRequest,
     ToolApprovalResponse,
@@ -42,6 +53,7 @@ from streamkit.events import (
     ToolCallEnd,
     ToolCallStart,
     ToolResult,
+    UserMessage,
 )
 from streamkit.sse import dumps, js_value
 
@@ -57,6 +69,14 @@ def repaired(events: Sequence[ChatEvent]) -> list[ChatEvent]:
 
 def _json_text(value: Any) -> str:
     return dumps(js_value(value)).decode()
+
+
+def _source(source: Source) -> dict[str, Any]:
+    value: dict[str, Any] = {"id": source.id}
+    for key, attr in (("url", "url"), ("title", "title"), ("mediaType", "media_type"), ("filename", "filename")):
+        if getattr(source, attr) is not None:
+            value[key] = getattr(source, attr)
+    return value
 
 
 def _simple(message: Message) -> dict[str, Any]:
@@ -78,6 +98,30 @@ def expect(
     custom: list[dict[str, Any]] = []
     state = to_json(state)
     out: dict[str, Any] = {"outcome": None, "result": None, "interrupts": None, "pending": None, "error": None}
+    # Wire ids: a block id is its message's id unless the id is taken (by the history, another kind of
+    # message, or a message a StepReset left behind): then it gets the first free "-2", "-3"... suffix.
+    owners: dict[str, str] = {m["id"]: "history" for m in msgs}
+    aliases: dict[str, dict[str, str]] = {"text": {}, "reasoning": {}}
+
+    def fresh(base: str, kind: str) -> str:
+        wire, n = base, 1
+        while wire in owners:
+            n += 1
+            wire = f"{base}-{n}"
+        owners[wire] = kind
+        return wire
+
+    def claim(bid: str, kind: str) -> str:
+        if bid in aliases[kind]:
+            return aliases[kind][bid]
+        owner = owners.get(bid)
+        if owner is None:
+            owners[bid] = kind
+            return bid
+        if owner == kind or (owner == "assistant" and kind == "text"):
+            return bid
+        wire = aliases[kind][bid] = fresh(bid, kind)
+        return wire
 
     def find(mid: str) -> dict[str, Any] | None:
         return next((m for m in msgs if m["id"] == mid), None)
@@ -96,6 +140,7 @@ def expect(
         if metadata:
             call["metadata"] = metadata
         holder.setdefault("toolCalls", []).append(call)
+        owners.setdefault(cid, "tool-call")
         calls[cid] = call
         holders[cid] = holder["id"]
         run_calls.append(cid)
@@ -103,26 +148,73 @@ def expect(
     for ev in events:
         if isinstance(ev, RunStarted):
             current = ev.message_id or current
+            if ev.message_id is not None:
+                owners[ev.message_id] = "assistant"
         elif isinstance(ev, TextStart):
-            if find(ev.id) is None:
-                msgs.append({"id": ev.id, "role": "assistant", "content": ""})
-            current = ev.id
+            wire = claim(ev.id, "text")
+            if find(wire) is None:
+                msgs.append({"id": wire, "role": "assistant", "content": ""})
+            current = wire
         elif isinstance(ev, TextDelta):
-            msg = find(ev.id)
+            msg = find(aliases["text"].get(ev.id, ev.id))
             assert msg is not None
             msg["content"] += ev.delta
+        elif isinstance(ev, TextEnd):
+            metadata = {}
+            if ev.provider_metadata is not None:
+                metadata["providerMetadata"] = to_json(ev.provider_metadata)
+            if ev.citations:
+                metadata["citations"] = [
+                    {
+                        "source": _source(c.source),
+                        **{
+                            k: v
+                            for k, v in (
+                                ("startIndex", c.start_index),
+                                ("endIndex", c.end_index),
+                                ("citedText", c.cited_text),
+                            )
+                            if v is not None
+                        },
+                    }
+                    for c in ev.citations
+                ]
+            if metadata:
+                msg = find(aliases["text"].get(ev.id, ev.id))
+                assert msg is not None
+                msg["metadata"] = {**msg.get("metadata", {}), **metadata}
         elif isinstance(ev, ReasoningStart):
-            if find(ev.id) is None:
-                msgs.append({"id": ev.id, "role": "reasoning", "content": ""})
+            wire = claim(ev.id, "reasoning")
+            if find(wire) is None:
+                msgs.append({"id": wire, "role": "reasoning", "content": ""})
         elif isinstance(ev, ReasoningDelta):
-            msg = find(ev.id)
+            msg = find(aliases["reasoning"].get(ev.id, ev.id))
             assert msg is not None
             msg["content"] += ev.delta
         elif isinstance(ev, ReasoningEnd):
             if ev.encrypted_value is not None:
-                msg = find(ev.id)
+                msg = find(aliases["reasoning"].get(ev.id, ev.id))
                 assert msg is not None
                 msg["encryptedValue"] = ev.encrypted_value
+        elif isinstance(ev, StepReset):
+            # the client keeps what the step sent; block ids used so far start new messages from here on
+            for wire, kind in owners.items():
+                if kind in ("text", "reasoning"):
+                    owners[wire] = "discarded"
+            aliases["text"].clear()
+            aliases["reasoning"].clear()
+            custom.append({"name": STEP_RESET, "value": {}})
+        elif isinstance(ev, UserMessage):
+            wire = fresh(ev.id, "user")
+            msgs.append({"id": wire, "role": "user", "content": ev.text})
+            current = None
+            for file in ev.files or ():
+                value = {"url": file.url, "mediaType": file.media_type}
+                if file.filename is not None:
+                    value["filename"] = file.filename
+                custom.append({"name": FILE, "value": {**value, "messageId": wire}})
+        elif isinstance(ev, ProviderPart):
+            custom.append({"name": ev.kind, "value": to_json(ev.provider_metadata)})
         elif isinstance(ev, ToolCallStart):
             metadata: dict[str, Any] = {}
             if ev.title is not None:
@@ -131,6 +223,10 @@ def expect(
                 metadata["dynamic"] = True
             if ev.provider_executed:
                 metadata["providerExecuted"] = True
+            if ev.input_encoding is not None:
+                metadata["inputEncoding"] = ev.input_encoding
+            if ev.tool_metadata is not None:
+                metadata["toolMetadata"] = to_json(ev.tool_metadata)
             start_call(ev.id, ev.name, ev.parent_message_id, metadata)
         elif isinstance(ev, ToolCallArgsDelta):
             calls[ev.id]["function"]["arguments"] += ev.delta
@@ -144,6 +240,8 @@ def expect(
                 call["function"]["arguments"] = ev.input if raw else _json_text(ev.input)
             if ev.error is not None:
                 call["metadata"] = {**call.get("metadata", {}), "error": ev.error}
+            if ev.tool_metadata is not None:
+                call["metadata"] = {**call.get("metadata", {}), "toolMetadata": to_json(ev.tool_metadata)}
         elif isinstance(ev, ToolResult):
             if ev.preliminary:
                 custom.append(
@@ -151,7 +249,7 @@ def expect(
                 )
                 continue
             answered.add(ev.id)
-            tool: dict[str, Any] = {"id": f"{ev.id}-result", "toolCallId": ev.id, "role": "tool"}
+            tool: dict[str, Any] = {"id": fresh(f"{ev.id}-result", "tool-result"), "toolCallId": ev.id, "role": "tool"}
             if ev.denied:
                 tool["content"] = ev.error or "The tool call was denied."
                 tool["metadata"] = {"denied": True}
@@ -160,6 +258,8 @@ def expect(
                 tool["metadata"] = {"isError": True}
             else:
                 tool["content"] = ev.output if isinstance(ev.output, str) else _json_text(ev.output)
+            if ev.tool_metadata is not None:
+                tool["metadata"] = {**tool.get("metadata", {}), "toolMetadata": to_json(ev.tool_metadata)}
             owner = next((i for i, m in enumerate(msgs) if m["id"] == holders.get(ev.id)), None)
             if owner is None:
                 msgs.append(tool)
@@ -185,6 +285,8 @@ def expect(
                 state = apply_patch(state, to_json(ev.patch))
         elif isinstance(ev, MessagesSnapshot):
             snapshot = [_simple(m) for m in ev.messages]
+            for m in snapshot:
+                owners.setdefault(m["id"], "history")
             by_id = {m["id"]: m for m in snapshot}
             keep_reasoning = not any(m["role"] == "reasoning" for m in snapshot)
             msgs = [
@@ -199,18 +301,12 @@ def expect(
                 value["transient"] = True
             custom.append({"name": DATA, "value": value})
         elif isinstance(ev, Source):
-            value = {"id": ev.id}
-            for key, attr in (
-                ("url", "url"),
-                ("title", "title"),
-                ("mediaType", "media_type"),
-                ("filename", "filename"),
-            ):
-                if getattr(ev, attr) is not None:
-                    value[key] = getattr(ev, attr)
-            custom.append({"name": SOURCE, "value": value})
+            custom.append({"name": SOURCE, "value": _source(ev)})
         elif isinstance(ev, File):
-            custom.append({"name": FILE, "value": {"url": ev.url, "mediaType": ev.media_type}})
+            value = {"url": ev.url, "mediaType": ev.media_type}
+            if ev.reasoning:
+                value["reasoning"] = True
+            custom.append({"name": FILE, "value": value})
         elif isinstance(ev, MessageMetadata):
             custom.append({"name": MESSAGE_METADATA, "value": to_json(ev.metadata)})
         elif isinstance(ev, Custom):

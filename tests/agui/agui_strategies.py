@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from streamkit.agui.state import diff, to_json
 from streamkit.events import (
     ChatEvent,
+    Citation,
     Custom,
     Data,
     File,
@@ -16,6 +17,7 @@ from streamkit.events import (
     Message,
     MessageMetadata,
     MessagesSnapshot,
+    ProviderPart,
     Raw,
     ReasoningDelta,
     ReasoningEnd,
@@ -29,6 +31,7 @@ from streamkit.events import (
     StateSnapshot,
     StateUpdate,
     StepFinished,
+    StepReset,
     StepStarted,
     TextDelta,
     TextEnd,
@@ -41,6 +44,8 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
     Usage,
+    UserFile,
+    UserMessage,
 )
 
 # --- JSON states ------------------------------------------------------------------------------------
@@ -186,8 +191,35 @@ CUSTOM_EVENTS = st.one_of(
         media_type=st.sampled_from([None, "application/pdf"]),
         filename=st.sampled_from([None, "a.pdf"]),
     ),
-    st.builds(File, url=st.just("data:text/plain;base64,aGk="), media_type=st.just("text/plain")),
+    st.builds(
+        File, url=st.just("data:text/plain;base64,aGk="), media_type=st.just("text/plain"), reasoning=st.booleans()
+    ),
     st.builds(MessageMetadata, metadata=JSON),
+    st.builds(
+        ProviderPart,
+        kind=st.sampled_from(["openai.compaction", "anthropic.marker"]),
+        provider_metadata=st.one_of(
+            st.none(),
+            st.dictionaries(st.sampled_from(["openai", "x"]), st.dictionaries(KEYS, JSON, max_size=2), max_size=2),
+        ),
+    ),
+    st.builds(
+        UserMessage,
+        id=st.sampled_from(["u1", "u2", "h-user"]),
+        text=TEXT,
+        files=st.one_of(
+            st.none(),
+            st.lists(
+                st.builds(
+                    UserFile,
+                    url=st.just("data:text/plain;base64,aGk="),
+                    media_type=st.just("text/plain"),
+                    filename=st.sampled_from([None, "hi.txt"]),
+                ),
+                max_size=2,
+            ),
+        ),
+    ),
     st.builds(Custom, name=st.sampled_from(["progress", "ui.toast"]), value=JSON),
     st.builds(Raw, event=JSON, source=st.sampled_from([None, "openai"])),
 )
@@ -205,6 +237,7 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
             )
         )
     texts: dict[str, None] = {}
+    used_texts: list[str] = []
     reasonings: dict[str, None] = {}
     tools: dict[str, bool] = {}  # open tool call -> whether args were streamed
     ended: list[str] = []
@@ -232,6 +265,7 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
                     "delta",
                     "custom",
                     "bad-delta",
+                    "reset",
                 ]
             )
         )
@@ -242,11 +276,12 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
                 if draw(st.booleans()):
                     events.append(TextDelta(id=tid, delta=draw(TEXT)))
                 else:
-                    events.append(TextEnd(id=tid))
+                    events.append(TextEnd(id=tid, citations=draw(CITATIONS)))
                     del texts[tid]
             else:
                 tid = f"t{n}"
                 texts[tid] = None
+                used_texts.append(tid)
                 events += [TextStart(id=tid), TextDelta(id=tid, delta=draw(TEXT))]
         elif action == "reasoning":
             if reasonings and draw(st.booleans()):
@@ -268,7 +303,14 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
                     tools[cid] = True
                 else:
                     error = draw(st.sampled_from([None, "invalid input"]))
-                    events.append(ToolCallEnd(id=cid, input=draw(st.one_of(st.none(), JSON)), error=error))
+                    events.append(
+                        ToolCallEnd(
+                            id=cid,
+                            input=draw(st.one_of(st.none(), JSON)),
+                            error=error,
+                            tool_metadata=draw(TOOL_METADATA),
+                        )
+                    )
                     del tools[cid]
                     ended.append(cid)
             else:
@@ -281,6 +323,8 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
                         title=draw(st.sampled_from([None, "Search"])),
                         dynamic=draw(st.booleans()),
                         provider_executed=draw(st.booleans()),
+                        input_encoding=draw(st.sampled_from([None, "json", "text"])),
+                        tool_metadata=draw(TOOL_METADATA),
                     )
                 )
         elif action == "whole-call":
@@ -302,6 +346,7 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
                             output=draw(OUTPUTS) if kind == "output" else None,
                             error="it failed" if kind == "error" else None,
                             denied=kind == "denied",
+                            tool_metadata=draw(TOOL_METADATA),
                         )
                     )
         elif action == "approval":
@@ -339,6 +384,15 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
             if patch is not None:
                 events.append(StateDelta(patch=patch))
                 state = new
+        elif action == "reset":  # what is open is discarded; its ids may come back (tool call ids may not)
+            events.append(StepReset())
+            texts.clear()
+            reasonings.clear()
+            tools.clear()
+            if draw(st.booleans()) and used_texts:  # a retry that reuses a text id: a new message
+                tid = draw(st.sampled_from(used_texts))
+                events += [TextStart(id=tid), TextDelta(id=tid, delta="again")]
+                texts[tid] = None
         elif action == "bad-delta":  # a patch that would fail on the client: it must never be sent
             events.append(StateDelta(patch=[{"op": "replace", "path": "/no/such/path", "value": 1}]))
         else:
@@ -378,6 +432,28 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
     return events
 
 
+CITATIONS = st.one_of(
+    st.none(),
+    st.lists(
+        st.builds(
+            Citation,
+            source=st.builds(
+                Source,
+                id=st.sampled_from(["s1", "s2"]),
+                url=st.sampled_from([None, "https://example.com/a"]),
+                title=st.sampled_from([None, "A"]),
+                media_type=st.sampled_from([None, "application/pdf"]),
+            ),
+            start_index=st.sampled_from([None, 0, 7]),
+            end_index=st.sampled_from([None, 3]),
+            cited_text=st.sampled_from([None, "cited"]),
+        ),
+        max_size=2,
+    ),
+)
+TOOL_METADATA = st.one_of(st.none(), st.dictionaries(KEYS, JSON, max_size=2))
+
+
 # Sloppy cores: tiny shared id alphabets (so ids collide across kinds), blocks used before they are opened,
 # never closed, results for unknown calls, events after the end, no RunStarted.
 _IDS = st.sampled_from(["a", "b", "c"])
@@ -401,6 +477,8 @@ _SLOPPY_EVENT = st.one_of(
     st.builds(ToolApprovalRequest, id=st.sampled_from(["p1", "p2"]), tool_call_id=_IDS),
     st.builds(ToolApprovalResponse, id=st.sampled_from(["p1", "p2"]), approved=st.booleans()),
     st.builds(StateUpdate, state=JSON),
+    st.builds(StepReset),
+    st.builds(TextEnd, id=_IDS, citations=CITATIONS),
     st.builds(
         StateDelta,
         patch=st.sampled_from(
