@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, help="frames per concurrent stream (default 200; 60 with --quick)")
     parser.add_argument("--interval", type=float, default=0.05, help="pacing of the concurrent streams, s")
     parser.add_argument("--no-baseline", action="store_true", help="concurrency: skip the plain server run")
+    parser.add_argument("--loop", default="auto", help="the server's event loop: auto (uvloop if installed), asyncio")
+    parser.add_argument("--http", default="auto", help="the server's HTTP parser: auto (httptools if installed), h11")
     args = parser.parse_args(argv)
     unknown = [b for b in args.benchmarks if b not in BENCHMARKS]
     if unknown:
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if "wire" in chosen:
         from . import wire
 
-        report_w = wire.run(repeat=args.repeat or (3 if args.quick else 11))
+        report_w = wire.run(repeat=args.repeat or (3 if args.quick else 11), loop=args.loop, http=args.http)
         print(report_w.text)
         targets += report_w.targets
         problems += report_w.problems
@@ -55,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         from . import concurrency
 
         frames = args.frames or (60 if args.quick else 200)
-        report_c = concurrency.run(args.streams, frames, args.interval, baseline=not args.no_baseline)
+        report_c = concurrency.run(
+            args.streams, frames, args.interval, baseline=not args.no_baseline, loop=args.loop, http=args.http
+        )
         print(report_c.text)
         targets += report_c.targets
         problems += report_c.problems

@@ -25,7 +25,7 @@ import orjson
 import psutil  # type: ignore[import-untyped]
 
 from .measure import Target, table
-from .server import AISDK_BODY, ServerProcess
+from .server import AISDK_BODY, ServerProcess, uvicorn_stack
 
 __all__ = ["ConcurrencyReport", "run"]
 
@@ -164,9 +164,9 @@ class _Outcome:
     client_cpu: float
 
 
-def _one(path: str, streams: int, frames: int, interval: float, problems: list[str]) -> _Outcome:
+def _one(path: str, streams: int, frames: int, interval: float, problems: list[str], loop: str, http: str) -> _Outcome:
     """One run against a fresh server process (so that its RSS says what these streams cost)."""
-    with ServerProcess(frames=frames, interval=interval) as server:
+    with ServerProcess(frames=frames, interval=interval, loop=loop, http=http) as server:
         # Warm the server up (imports, first requests), then take its idle RSS.
         async def warm() -> None:
             import httpx
@@ -203,13 +203,24 @@ def _one(path: str, streams: int, frames: int, interval: float, problems: list[s
     )
 
 
-def run(streams: int = 1000, frames: int = 200, interval: float = 0.05, baseline: bool = True) -> ConcurrencyReport:
+def run(
+    streams: int = 1000,
+    frames: int = 200,
+    interval: float = 0.05,
+    baseline: bool = True,
+    loop: str = "auto",
+    http: str = "auto",
+) -> ConcurrencyReport:
     """Run the concurrency benchmark: streamkit's route, then (``baseline``) a plain ``StreamingResponse``
     of the same frames, paced the same way, each against a fresh server process."""
     problems: list[str] = []
-    runs = {"streamkit route (agent paced, map + encode)": _one("/paced", streams, frames, interval, problems)}
+    runs = {
+        "streamkit route (agent paced, map + encode)": _one("/paced", streams, frames, interval, problems, loop, http)
+    }
     if baseline:
-        runs["plain StreamingResponse (pre-encoded, paced)"] = _one("/paced-plain", streams, frames, interval, problems)
+        runs["plain StreamingResponse (pre-encoded, paced)"] = _one(
+            "/paced-plain", streams, frames, interval, problems, loop, http
+        )
 
     def row(name: str, value: Callable[[_Outcome], str]) -> list[str]:
         return [name, *(value(o) for o in runs.values())]
@@ -240,7 +251,8 @@ def run(streams: int = 1000, frames: int = 200, interval: float = 0.05, baseline
     ]
     text = "\n".join(
         [
-            f"### Concurrency: {streams} concurrent streams, {frames} frames each, {interval * 1000:.0f} ms apart\n",
+            f"### Concurrency: {streams} concurrent streams, {frames} frames each, {interval * 1000:.0f} ms apart, "
+            f"one {uvicorn_stack(loop, http)} process\n",
             table(["measure", *runs], rows),
             "",
         ]

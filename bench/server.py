@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import os
 import socket
 import subprocess
@@ -36,7 +37,7 @@ from streamkit.events import ChatEvent, RunFinished, RunInput, RunStarted, TextD
 
 from .workload import Workload, agent_events, chat_events, workload
 
-__all__ = ["AGUI_BODY", "AISDK_BODY", "ServerProcess", "app", "paced_frames"]
+__all__ = ["AGUI_BODY", "AISDK_BODY", "ServerProcess", "app", "paced_frames", "uvicorn_stack"]
 
 AISDK_BODY = {
     "id": "thread_1",
@@ -157,6 +158,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--loop", default="auto", help="uvicorn's event loop: auto, asyncio or uvloop")
+    parser.add_argument("--http", default="auto", help="uvicorn's HTTP implementation: auto, h11 or httptools")
     args = parser.parse_args()
     uvicorn.run(
         app(args.frames, args.interval),
@@ -164,16 +167,34 @@ def main() -> None:
         port=args.port,
         log_level="warning",
         access_log=False,
+        loop=args.loop,
+        http=args.http,
         backlog=4096,
         timeout_keep_alive=30,
     )
 
 
+def uvicorn_stack(loop: str = "auto", http: str = "auto") -> str:
+    """What uvicorn runs on with these settings ("auto" takes uvloop and httptools when installed)."""
+    if loop == "auto":
+        loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    if http == "auto":
+        http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    return f"uvicorn {uvicorn_version()} ({loop}, {http})"
+
+
+def uvicorn_version() -> str:
+    """The installed uvicorn's version."""
+    from importlib.metadata import version
+
+    return version("uvicorn")
+
+
 class ServerProcess:
     """The benchmark server in a subprocess on a free loopback port; a context manager."""
 
-    def __init__(self, frames: int = 200, interval: float = 0.05) -> None:
-        self.args = ["--frames", str(frames), "--interval", str(interval)]
+    def __init__(self, frames: int = 200, interval: float = 0.05, loop: str = "auto", http: str = "auto") -> None:
+        self.args = ["--frames", str(frames), "--interval", str(interval), "--loop", loop, "--http", http]
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from .measure import Target, table
-from .server import AGUI_BODY, AISDK_BODY, ServerProcess
+from .server import AGUI_BODY, AISDK_BODY, ServerProcess, uvicorn_stack
 
 __all__ = ["WireReport", "run"]
 
@@ -91,13 +91,15 @@ async def _measure(base: str, protocols: Iterable[str], repeat: int) -> tuple[li
     return rows, targets, problems
 
 
-def run(repeat: int = 11, protocols: Iterable[str] = ("aisdk", "agui")) -> WireReport:
+def run(
+    repeat: int = 11, protocols: Iterable[str] = ("aisdk", "agui"), loop: str = "auto", http: str = "auto"
+) -> WireReport:
     """Run the wire benchmark: ``repeat`` alternating samples per protocol, median reported."""
-    with ServerProcess() as server:
+    with ServerProcess(loop=loop, http=http) as server:
         rows, targets, problems = asyncio.run(_measure(server.url, list(protocols), repeat))
     text = "\n".join(
         [
-            f"### Wire: one stream of W over loopback, uvicorn to httpx (median of {repeat})\n",
+            f"### Wire: one stream of W over loopback, {uvicorn_stack(loop, http)} to httpx (median of {repeat})\n",
             table(["server", "frames", "ms per stream", "frames/s", "frame rate vs plain"], rows),
             "",
         ]
