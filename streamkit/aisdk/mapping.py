@@ -593,8 +593,8 @@ class AISDKMapper:
         return [{"type": "text-start", "id": ev.id}, {"type": "text-delta", "id": ev.id, "delta": ev.delta}]
 
     def _text_end(self, ev: TextEnd) -> list[Chunk]:
-        if ev.id not in self._text:
-            return []
+        if ev.id not in self._text:  # ended at its step's end: citations can only go as sources
+            return self._cited_sources(ev.citations) if ev.citations else []
         del self._text[ev.id]
         self._text_prefix.pop(ev.id, None)
         if ev.citations:
@@ -611,11 +611,13 @@ class AISDKMapper:
             chunk["citations"] = [_citation(c) for c in citations]
         if ev.provider_metadata is not None:
             chunk[_PM] = safe_json(ev.provider_metadata)
-        out = [chunk]
-        if not self._v7:
-            for citation in citations:
-                if citation.source.id not in self._sources:
-                    out += self._source(citation.source)
+        return [chunk] if self._v7 else [chunk, *self._cited_sources(citations)]
+
+    def _cited_sources(self, citations: list[Citation]) -> list[Chunk]:
+        out: list[Chunk] = []
+        for citation in citations:
+            if citation.source.id not in self._sources:
+                out += self._source(citation.source)
         return out
 
     def _reasoning_start(self, ev: ReasoningStart) -> list[Chunk]:

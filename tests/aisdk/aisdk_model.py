@@ -35,6 +35,7 @@ REQUIRED: dict[str, set[str]] = {
 ANY_JSON = {"input", "output", "data", "messageMetadata"}
 INVALID_INPUT = "The tool call's input is not valid JSON."
 DENIED = "The tool call was denied."
+DISCARDED = "The tool call was discarded with its step."
 
 # Spec section 9.2 / the chunk schemas of ai 5.0.277, 6.0.326 and 7.0.173: allowed types per major.
 BASE_TYPES = {
@@ -216,11 +217,14 @@ class Meaning:
     """What a run leaves in the assistant message, and how it ends."""
 
     texts: list[str] = field(default_factory=list)
+    citations: list[list[str] | None] = field(default_factory=list)  # per text part: the cited source ids
     reasoning: list[str] = field(default_factory=list)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     data: list[tuple[str, Any, Any]] = field(default_factory=list)
     sources: list[tuple[str, str, Any]] = field(default_factory=list)
-    files: list[tuple[str, str]] = field(default_factory=list)
+    files: list[tuple[str, str, str]] = field(default_factory=list)
+    custom: list[str] = field(default_factory=list)
+    steering: list[tuple[str, Any]] = field(default_factory=list)
     finish_reason: str | None = None
     error: str | None = None
     message_id: str | None = None
@@ -241,7 +245,10 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
     Documented mapping rules this relies on: a text or reasoning part still open when its (outermost) step
     ends is closed there and continues in a new part; a step that starts while a tool input streams joins
     the current step; tool input is ``ToolCallEnd.input``, else the parsed argument text (``{}`` when
-    empty; the raw text and an error when it is not JSON).
+    empty; the raw text and an error when it is not JSON; the text as it is with ``input_encoding="text"``).
+    A ``StepReset`` drops, on 7, what the current step added (everything, in a run that has had no step),
+    and keeps the state part; between steps, and before 7, it ends what is open and drops nothing.
+    Citations are on the text part on 7, else source parts (once per source id).
     """
     checker = SequenceChecker()
     checked: list[ChatEvent] = []
@@ -255,8 +262,48 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
     streaming: set[str] = set()
     approvals: dict[str, str] = {}
     current_state: Any = {} if state is None else state
+    state_sent = False
+    text_input: set[str] = set()
+    discarded: set[str] = set()
+    sent_sources: set[str] = set()
     depth = 0
     in_step = False
+    stepped = False
+    mark: dict[str, Any] = {}  # what the message held when the current step began
+
+    def take_mark() -> None:
+        mark.update(
+            texts=len(m.texts), reasoning=len(m.reasoning), tools=set(m.tools), data=len(m.data),
+            sources=len(m.sources), files=len(m.files), custom=len(m.custom), steering=len(m.steering),
+        )  # fmt: skip
+
+    def source(src: Any) -> None:
+        sent_sources.add(src.id)
+        m.sources.append((src.id, src.url or "", src.title if src.url else src.title or src.filename or src.id))
+
+    def end_tool(tid: str, name: Any, error: Any, value: Any) -> None:
+        tool = m.tools.setdefault(tid, {"name": name, "dynamic": False})
+        streaming.discard(tid)
+        if value is None:
+            text = args.get(tid, "")
+            if tid in text_input:
+                value = text
+            elif not text.strip():
+                value = {}
+            else:
+                try:
+                    value = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    value = text
+                    error = error or INVALID_INPUT
+        tool["input"] = norm(value)
+        tool["state"] = "output-error" if error is not None else "input-available"
+        if error is not None:
+            tool["errorText"] = error
+            # clients before 7 keep an invalid static call's input as rawInput, and lose it on output
+            tool["raw"] = sdk_version < 7 and not tool.get("dynamic")
+
+    take_mark()
     for ev in checked:
         t = ev.type
         if t == "run-started":
@@ -264,7 +311,8 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
         elif t == "step-started":
             depth += 1
             if depth == 1 and not in_step and not streaming:
-                in_step = True
+                in_step = stepped = True
+                take_mark()
         elif t == "step-finished":
             depth = max(depth - 1, 0)
             if depth == 0 and in_step:
@@ -275,10 +323,18 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
             if ev.id not in text_open:  # type: ignore[union-attr]
                 text_open[ev.id] = len(m.texts)  # type: ignore[union-attr]
                 m.texts.append("")
+                m.citations.append(None)
             if t == "text-delta":
                 m.texts[text_open[ev.id]] += ev.delta  # type: ignore[union-attr]
         elif t == "text-end":
-            text_open.pop(ev.id, None)  # type: ignore[union-attr]
+            at = text_open.pop(ev.id, None)  # type: ignore[union-attr]
+            cited = ev.citations or []  # type: ignore[union-attr]
+            if at is not None and cited and sdk_version >= 7:
+                m.citations[at] = [c.source.id for c in cited]
+            elif cited:  # before 7, or the part already ended at its step's end: source parts
+                for c in cited:
+                    if c.source.id not in sent_sources:
+                        source(c.source)
         elif t in ("reasoning-start", "reasoning-delta"):
             if ev.id not in reasoning_open:  # type: ignore[union-attr]
                 reasoning_open[ev.id] = len(m.reasoning)  # type: ignore[union-attr]
@@ -291,36 +347,39 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
             m.tools[ev.id] = {"name": ev.name, "dynamic": ev.dynamic, "state": "input-streaming"}  # type: ignore[union-attr]
             args[ev.id] = ""  # type: ignore[union-attr]
             streaming.add(ev.id)  # type: ignore[union-attr]
+            if ev.input_encoding == "text":  # type: ignore[union-attr]
+                text_input.add(ev.id)  # type: ignore[union-attr]
         elif t == "tool-call-args-delta":
             args[ev.id] += ev.delta  # type: ignore[union-attr]
         elif t == "tool-call-end":
-            tool = m.tools.setdefault(ev.id, {"name": ev.name, "dynamic": False})  # type: ignore[union-attr]
-            streaming.discard(ev.id)  # type: ignore[union-attr]
-            error = ev.error  # type: ignore[union-attr]
-            value = ev.input  # type: ignore[union-attr]
-            if value is None:
-                text = args.get(ev.id, "")  # type: ignore[union-attr]
-                if not text.strip():
-                    value = {}
-                else:
-                    try:
-                        value = orjson.loads(text)
-                    except orjson.JSONDecodeError:
-                        value = text
-                        error = error or INVALID_INPUT
-            tool["input"] = norm(value)
-            tool["state"] = "output-error" if error is not None else "input-available"
-            if error is not None:
-                tool["errorText"] = error
-                # clients before 7 keep an invalid static call's input as rawInput, and lose it on output
-                tool["raw"] = sdk_version < 7 and not tool.get("dynamic")
+            end_tool(ev.id, ev.name, ev.error, ev.input)  # type: ignore[union-attr]
+        elif t == "step-reset":
+            text_open.clear()
+            reasoning_open.clear()
+            if sdk_version >= 7 and (in_step or not stepped):  # the client drops the step's parts
+                del m.texts[mark["texts"] :], m.citations[mark["texts"] :], m.reasoning[mark["reasoning"] :]
+                del m.data[mark["data"] :], m.sources[mark["sources"] :], m.files[mark["files"] :]
+                del m.custom[mark["custom"] :], m.steering[mark["steering"] :]
+                for tid in [tid for tid in m.tools if tid not in mark["tools"]]:
+                    del m.tools[tid]
+                    discarded.add(tid)
+                streaming.clear()
+                if state_sent:
+                    _set_data(m, "data-state", "state", norm(current_state))
+            else:
+                for tid in list(streaming):
+                    end_tool(tid, None, DISCARDED, None)
         elif t == "tool-approval-request":
+            if ev.tool_call_id in discarded:  # type: ignore[union-attr]
+                continue
             approvals[ev.id] = ev.tool_call_id  # type: ignore[union-attr]
             if sdk_version >= 6:
                 m.tools[ev.tool_call_id]["state"] = "approval-requested"  # type: ignore[union-attr]
             else:
                 _set_data(m, "data-tool-approval", ev.id, None)  # type: ignore[union-attr]
         elif t == "tool-approval-response":
+            if approvals.get(ev.id) in discarded:  # type: ignore[union-attr]
+                continue
             if sdk_version >= 7:
                 tid = approvals.get(ev.id)  # type: ignore[union-attr]
                 if tid in m.tools:
@@ -328,6 +387,8 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
             elif sdk_version == 5:
                 _set_data(m, "data-tool-approval", ev.id, None)  # type: ignore[union-attr]
         elif t == "tool-result":
+            if ev.id in discarded:  # type: ignore[union-attr]
+                continue
             tool = m.tools.setdefault(ev.id, {})  # type: ignore[union-attr]
             if ev.denied and sdk_version >= 6:  # type: ignore[union-attr]
                 tool["state"] = "output-denied"  # the client changes the state only
@@ -347,20 +408,35 @@ def meaning(events: list[ChatEvent], *, sdk_version: int = 7, state: Any = None)
                     tool.pop("input", None)
         elif t in ("state-snapshot", "state-update"):
             current_state = ev.state  # type: ignore[union-attr]
+            state_sent = True
             _set_data(m, "data-state", "state", norm(current_state))
         elif t == "state-delta":
             try:
                 current_state = jsonpatch.apply_patch(current_state, ev.patch)  # type: ignore[union-attr]
             except Exception:
                 continue
+            state_sent = True
             _set_data(m, "data-state", "state", norm(current_state))
         elif t == "data":
             if not ev.transient:  # type: ignore[union-attr]
                 _set_data(m, f"data-{ev.name}", ev.id, norm(ev.data))  # type: ignore[union-attr]
         elif t == "source":
-            m.sources.append((ev.id, ev.url or "", ev.title if ev.url else ev.title or ev.filename or ev.id))  # type: ignore[union-attr]
+            source(ev)
         elif t == "file":
-            m.files.append((ev.media_type, ev.url))  # type: ignore[union-attr]
+            kind = "reasoning-file" if ev.reasoning and sdk_version >= 7 else "file"  # type: ignore[union-attr]
+            m.files.append((kind, ev.media_type, ev.url))  # type: ignore[union-attr]
+        elif t == "provider-part":
+            if sdk_version >= 7:
+                m.custom.append(ev.kind)  # type: ignore[union-attr]
+        elif t == "user-message":
+            if sdk_version >= 7:
+                parts: list[Any] = [{"type": "text", "text": ev.text}] if ev.text or not ev.files else []  # type: ignore[union-attr]
+                parts += [
+                    {"type": "file", "mediaType": f.media_type, "url": f.url}
+                    | ({"filename": f.filename} if f.filename is not None else {})
+                    for f in ev.files or ()  # type: ignore[union-attr]
+                ]
+                m.steering.append((ev.id, parts))  # type: ignore[union-attr]
         elif t == "run-finished":
             for interrupt in ev.interrupts or ():  # type: ignore[union-attr]
                 _set_data(m, "data-interrupt", interrupt.id, None)
@@ -378,6 +454,8 @@ def observed(message: dict[str, Any], *, finish_reason: str | None = None, error
         kind = part["type"]
         if kind == "text":
             m.texts.append(part["text"])
+            cited = part.get("citations")
+            m.citations.append(None if cited is None else [c["source"]["id"] for c in cited])
         elif kind == "reasoning":
             m.reasoning.append(part["text"])
         elif kind.startswith("tool-") or kind == "dynamic-tool":
@@ -399,8 +477,12 @@ def observed(message: dict[str, Any], *, finish_reason: str | None = None, error
             m.sources.append((part["sourceId"], part["url"], part.get("title")))
         elif kind == "source-document":
             m.sources.append((part["sourceId"], "", part["title"]))
-        elif kind == "file":
-            m.files.append((part["mediaType"], part["url"]))
+        elif kind in ("file", "reasoning-file"):
+            m.files.append((kind, part["mediaType"], part["url"]))
+        elif kind == "custom":
+            m.custom.append(part["kind"])
+        elif kind == "steering-message":
+            m.steering.append((part["id"], part["parts"]))
     return m
 
 
@@ -412,11 +494,14 @@ def comparable(m: Meaning) -> dict[str, Any]:
         tools[tid] = entry
     return {
         "texts": m.texts,
+        "citations": m.citations,
         "reasoning": m.reasoning,
         "tools": tools,
         "data": m.data,
         "sources": m.sources,
         "files": m.files,
+        "custom": m.custom,
+        "steering": m.steering,
         "finish_reason": m.finish_reason,
         "error": m.error,
     }

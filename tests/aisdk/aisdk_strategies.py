@@ -9,12 +9,14 @@ from hypothesis import strategies as st
 
 from streamkit.events import (
     ChatEvent,
+    Citation,
     Custom,
     Data,
     File,
     Interrupt,
     MessageMetadata,
     MessagesSnapshot,
+    ProviderPart,
     Raw,
     ReasoningDelta,
     ReasoningEnd,
@@ -28,6 +30,7 @@ from streamkit.events import (
     StateSnapshot,
     StateUpdate,
     StepFinished,
+    StepReset,
     StepStarted,
     TextDelta,
     TextEnd,
@@ -39,6 +42,8 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
     Usage,
+    UserFile,
+    UserMessage,
 )
 
 __all__ = ["FULL_RUN", "chat_events", "json_values", "sloppy_runs", "well_formed_runs"]
@@ -73,6 +78,23 @@ _PM = st.none() | st.dictionaries(
 )
 
 
+_SOURCES = st.one_of(
+    st.builds(Source, id=st.sampled_from(["s1", "s2"]), url=st.just("https://example.com/a"), title=st.none() | _TEXT),
+    st.builds(Source, id=st.just("s3"), media_type=st.just("application/pdf"), title=_TEXT, filename=st.none() | _TEXT),
+)
+_CITATIONS = st.none() | st.lists(
+    st.builds(
+        Citation,
+        source=_SOURCES,
+        start_index=st.none() | st.integers(0, 9),
+        end_index=st.none() | st.integers(0, 9),
+        cited_text=st.none() | _TEXT,
+    ),
+    max_size=3,
+)
+_TOOL_METADATA = st.none() | st.dictionaries(_KEYS, json_values, max_size=2)
+
+
 def _split(text: str, cuts: list[int]) -> list[str]:
     points = sorted({c % (len(text) + 1) for c in cuts})
     pieces, last = [], 0
@@ -93,7 +115,12 @@ def _text_block(draw: st.DrawFn, bid: str, reasoning: bool) -> list[ChatEvent]:
             *(ReasoningDelta(id=bid, delta=d) for d in deltas),
             ReasoningEnd(id=bid),
         ]
-    return [TextStart(id=bid), *(TextDelta(id=bid, delta=d) for d in deltas), TextEnd(id=bid, provider_metadata=pm)]
+    citations = draw(_CITATIONS)
+    return [
+        TextStart(id=bid),
+        *(TextDelta(id=bid, delta=d) for d in deltas),
+        TextEnd(id=bid, provider_metadata=pm, citations=citations),
+    ]
 
 
 @st.composite
@@ -103,12 +130,28 @@ def _tool_block(draw: st.DrawFn, cid: str, approvals: list[str]) -> list[ChatEve
     dynamic = draw(st.booleans())
     provider_executed = draw(st.booleans())
     title = draw(st.none() | _TEXT)
-    how = draw(st.sampled_from(["streamed", "streamed", "whole", "invalid", "error"]))
+    metadata = draw(_TOOL_METADATA)
+    how = draw(st.sampled_from(["streamed", "streamed", "whole", "invalid", "error", "text"]))
     out: list[ChatEvent] = []
     if how == "whole":
-        out.append(ToolCallEnd(id=cid, name=name, input=value))
+        out.append(ToolCallEnd(id=cid, name=name, input=value, tool_metadata=metadata))
+    elif how == "text":  # the argument text is the input as it is
+        out.append(ToolCallStart(id=cid, name=name, dynamic=dynamic, input_encoding="text", tool_metadata=metadata))
+        text = draw(st.sampled_from(["", "ls -la", '{"not": json', "[1, 2]"]))
+        out += [ToolCallArgsDelta(id=cid, delta=p) for p in _split(text, draw(st.lists(st.integers(0, 99))))]
+        out.append(ToolCallEnd(id=cid))
     else:
-        out.append(ToolCallStart(id=cid, name=name, dynamic=dynamic, provider_executed=provider_executed, title=title))
+        out.append(
+            ToolCallStart(
+                id=cid,
+                name=name,
+                dynamic=dynamic,
+                provider_executed=provider_executed,
+                title=title,
+                input_encoding=draw(st.none() | st.just("json")),
+                tool_metadata=metadata,
+            )
+        )
         text = orjson.dumps(value).decode() if how != "invalid" else '{"broken": '
         if how == "streamed" and draw(st.booleans()):
             out += [ToolCallArgsDelta(id=cid, delta=p) for p in _split(text, draw(st.lists(st.integers(0, 99))))]
@@ -128,7 +171,11 @@ def _tool_block(draw: st.DrawFn, cid: str, approvals: list[str]) -> list[ChatEve
             out.append(ToolApprovalResponse(id=aid, approved=draw(st.booleans()), reason=draw(st.none() | _TEXT)))
     outcome = draw(st.sampled_from(["output", "output", "error", "denied", "preliminary", "none"]))
     if outcome == "output":
-        out.append(ToolResult(id=cid, output=draw(json_values), provider_metadata=draw(_PM)))
+        out.append(
+            ToolResult(
+                id=cid, output=draw(json_values), provider_metadata=draw(_PM), tool_metadata=draw(_TOOL_METADATA)
+            )
+        )
     elif outcome == "error":
         out.append(ToolResult(id=cid, error=draw(_TEXT)))
     elif outcome == "denied":
@@ -158,7 +205,25 @@ def _extras() -> st.SearchStrategy[ChatEvent]:
             title=_TEXT,
             filename=st.none() | _TEXT,
         ),
-        st.builds(File, url=st.just("data:text/plain;base64,SGk="), media_type=st.just("text/plain")),
+        st.builds(
+            File, url=st.just("data:text/plain;base64,SGk="), media_type=st.just("text/plain"), reasoning=st.booleans()
+        ),
+        st.builds(ProviderPart, kind=st.sampled_from(["openai.compaction", "x.y"]), provider_metadata=_PM),
+        st.builds(
+            UserMessage,
+            id=st.sampled_from(["u1", "u2"]),
+            text=_TEXT,
+            files=st.none()
+            | st.lists(
+                st.builds(
+                    UserFile,
+                    url=st.just("data:text/plain;base64,SGk="),
+                    media_type=st.just("text/plain"),
+                    filename=st.none() | st.just("a.txt"),
+                ),
+                max_size=2,
+            ),
+        ),
         st.builds(MessageMetadata, metadata=json_values),
         st.builds(StateSnapshot, state=json_values),
         st.builds(StateUpdate, state=json_values),
@@ -225,6 +290,9 @@ def well_formed_runs(draw: st.DrawFn) -> list[ChatEvent]:
             live = [b for b in blocks if b]
             pick = live[draw(st.integers(0, len(live) - 1))]
             out.append(pick.pop(0))
+        if draw(st.integers(0, 4)) == 0:  # the step is retried: its output is discarded
+            n += 1
+            out += [StepReset(), *draw(_text_block(f"t{n}", False))]
         if use_step:
             out.append(StepFinished(name=f"step-{step}"))
     return out + _end(draw)
@@ -259,6 +327,9 @@ def _any_event() -> st.SearchStrategy[ChatEvent]:
         st.builds(StepStarted, name=st.sampled_from(["s1", "s2"])),
         st.builds(StepFinished, name=st.sampled_from(["s1", "s2"])),
         st.builds(RunStarted, message_id=st.none() | st.sampled_from(["m1", "m2"])),
+        st.builds(TextEnd, id=_IDS, citations=_CITATIONS),
+        st.builds(ToolCallStart, id=_IDS, name=_NAMES, input_encoding=st.just("text")),
+        st.just(StepReset()),
         _extras(),
     )
 
