@@ -61,9 +61,7 @@ JSON: TypeAlias = Any
 ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
 """Provider-specific metadata, keyed by provider name (``{"openai": {"itemId": "x"}}``)."""
 
-FinishReason: TypeAlias = Literal[
-    "stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"
-]
+FinishReason: TypeAlias = Literal["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"]
 
 
 class _Event(BaseModel):

@@ -73,9 +73,11 @@ EVENT = st.one_of(
 RUNS = st.tuples(
     st.booleans(), st.lists(EVENT, max_size=25), st.sampled_from(["finish", "error", "abort", "none"])
 ).map(
-    lambda t: ([RunStarted()] if t[0] else [])
-    + t[1]
-    + {"finish": [RunFinished()], "error": [RunError(message="e")], "abort": [RunAborted()], "none": []}[t[2]]
+    lambda t: (
+        ([RunStarted()] if t[0] else [])
+        + t[1]
+        + {"finish": [RunFinished()], "error": [RunError(message="e")], "abort": [RunAborted()], "none": []}[t[2]]
+    )
 )
 
 
@@ -159,9 +161,7 @@ def _interpret(actions: list[tuple[int, int, str]], end: str) -> list[ChatEvent]
     return out
 
 
-ACTIONS = st.lists(
-    st.tuples(st.integers(0, 6), st.integers(0, 11), DELTAS), max_size=30
-)
+ACTIONS = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 11), DELTAS), max_size=30)
 WELL_FORMED = st.builds(_interpret, ACTIONS, st.sampled_from(["finish", "finish", "error", "abort"]))
 
 
