@@ -397,6 +397,7 @@ def test_a_text_opened_before_the_step_is_ended_not_dropped() -> None:
 
 
 def test_outputs_for_calls_the_client_dropped_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="streamkit.aisdk")
     events: list[ChatEvent] = [
         ToolCallEnd(id="c0", name="lookup", input={}),
         StepReset(),
