@@ -20,7 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the flags, run the chosen benchmarks, print the report; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "benchmarks", nargs="*", metavar="BENCHMARK", help=f"any of {', '.join(BENCHMARKS)} (default: {', '.join(DEFAULT)})"
+        "benchmarks",
+        nargs="*",
+        metavar="BENCHMARK",
+        help=f"any of {', '.join(BENCHMARKS)} (default: {', '.join(DEFAULT)})",
     )
     parser.add_argument("--quick", action="store_true", help="fewer samples and shorter streams (a smoke run)")
     parser.add_argument("--repeat", type=int, help="timed runs of W per implementation (encode 21, wire 11)")
