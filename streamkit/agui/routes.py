@@ -75,7 +75,7 @@ def routes(
     agent: Agent,
     *,
     path: str = "/api/agui",
-    limits: Limits = Limits(),  # noqa: B008 - immutable
+    limits: Limits = Limits(),
     authorize: Authorize | None = None,
     expose_errors: bool = False,
     on_error: ErrorHook | None = None,

@@ -136,7 +136,7 @@ def routes(
     *,
     path: str = "/api/chat",
     sdk_version: int = 7,
-    limits: Limits = Limits(),  # noqa: B008  (frozen dataclass)
+    limits: Limits = Limits(),
     authorize: Authorize | None = None,
     expose_errors: bool = False,
     on_error: ErrorHook | None = None,
