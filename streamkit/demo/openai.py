@@ -48,6 +48,7 @@ from ..events import (
     TextEnd,
     TextPart,
     TextStart,
+    Tool,
     ToolCallArgsDelta,
     ToolCallEnd,
     ToolCallPart,
@@ -441,7 +442,9 @@ class OpenAIAgent:
     """An agent core driving an OpenAI-compatible ``/chat/completions`` endpoint with streaming.
 
     ``base_url`` is the API root (``http://localhost:11434/v1`` for Ollama). ``tools`` are offered to the
-    model and run here; ``max_steps`` bounds the model calls of one run. ``client`` may be given to share
+    model and run here; the client's own tools (``RunInput.tools``, AG-UI frontend tools) are offered too,
+    and a call to one of them ends the run with that call pending, for the client to run and answer in its
+    next request. ``max_steps`` bounds the model calls of one run. ``client`` may be given to share
     a connection pool (it is then not closed by the agent); ``extra_body`` is merged into every request.
     ``show_plan`` streams a small plan of the run's model and tool calls as shared state.
     """
@@ -495,13 +498,15 @@ class OpenAIAgent:
             headers["authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        """The JSON body of one streaming completion request."""
+    def request_body(self, messages: list[dict[str, Any]], client_tools: Sequence[Tool] = ()) -> dict[str, Any]:
+        """The JSON body of one streaming completion request (``client_tools``: the client's own tools)."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if self.include_usage:
             body["stream_options"] = {"include_usage": True}
-        if self.tools:
-            body["tools"] = [tool.spec() for tool in self.tools]
+        specs = [tool.spec() for tool in self.tools]
+        specs += [_client_tool_spec(tool) for tool in client_tools if tool.name not in self._by_name]
+        if specs:
+            body["tools"] = specs
         body.update(self.extra_body)
         return body
 
@@ -537,6 +542,7 @@ class OpenAIAgent:
         finish: FinishReason = "stop"
         sources = 0
         taken: set[str] = set()
+        pending: list[Any] = []  # calls to the client's own tools, left for the client to run
         for step in range(1, self.max_steps + 1):
             step_name = f"model-call-{step}"
             yield StepStarted(name=step_name)
@@ -544,7 +550,7 @@ class OpenAIAgent:
                 yield plan.add(step_name, f"Model call {step}")
             mapper = CompletionMapper(prefix=f"{run_tag(run.run_id)}_{step}", taken=taken)
             error: RunError | None = None
-            async with aclosing(self._stream(client, messages, mapper)) as stream:
+            async with aclosing(self._stream(client, messages, mapper, run.tools)) as stream:
                 async for item in stream:
                     if isinstance(item, RunError):
                         error = item
@@ -583,7 +589,13 @@ class OpenAIAgent:
                     ],
                 }
             )
+            client_names = {t.name for t in run.tools if t.name not in self._by_name}
+            pending = [c for c in calls if c.name in client_names and c.error is None]
             for call in calls:
+                if call in pending:  # the client runs it: no result here, the run ends with it pending
+                    if plan is not None:
+                        yield plan.add(call.id, f"{call.name}({_short_args(call.input)})", "pending")
+                    continue
                 if plan is not None:
                     yield plan.add(call.id, f"{call.name}({_short_args(call.input)})", "running")
                 output: Any = None
@@ -605,8 +617,10 @@ class OpenAIAgent:
                     yield plan.set(call.id, "done" if error_text is None else "failed")
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             yield StepFinished(name=step_name)
+            if pending:
+                break
         if plan is not None:
-            yield plan.finish(None, "done", "done")
+            yield plan.finish(None, "done", "waiting for the client" if pending else "done")
         usage = None
         if seen_usage:
             usage = Usage(
@@ -620,10 +634,14 @@ class OpenAIAgent:
         yield RunFinished(finish_reason=finish, usage=usage)
 
     async def _stream(
-        self, client: httpx.AsyncClient, messages: list[dict[str, Any]], mapper: CompletionMapper
+        self,
+        client: httpx.AsyncClient,
+        messages: list[dict[str, Any]],
+        mapper: CompletionMapper,
+        client_tools: Sequence[Tool] = (),
     ) -> AsyncGenerator[ChatEvent, None]:
         """One streamed completion: the mapper's events, or a single RunError when the call fails."""
-        body = self.request_body(messages)
+        body = self.request_body(messages, client_tools)
         try:
             async with client.stream("POST", self.url, json=body, headers=self._headers()) as response:
                 if response.status_code >= 400:
@@ -651,6 +669,13 @@ class OpenAIAgent:
                 message=f"Could not reach the model server at {self.base_url}: {type(exc).__name__}.",
                 code="model_unreachable",
             )
+
+
+def _client_tool_spec(tool: Tool) -> dict[str, Any]:
+    """The Chat Completions function spec of a client-side tool."""
+    parameters = tool.parameters or {"type": "object", "properties": {}}
+    function = {"name": tool.name, "description": tool.description, "parameters": parameters}
+    return {"type": "function", "function": function}
 
 
 def _status_error(status: int, raw: bytes) -> RunError:

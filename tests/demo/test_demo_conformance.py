@@ -248,3 +248,43 @@ def test_model_agent_through_agui(js: JsOracle, model_demo: str) -> None:
     assert calls == ["chatcmpl-tool-a1", "chatcmpl-tool-b2"]
     assert {m["toolCallId"] for m in result["messages"] if m["role"] == "tool"} == set(calls)
     assert result["state"]["status"] == "done"
+
+
+def test_model_agent_leaves_frontend_tool_calls_to_the_agui_client(js: JsOracle) -> None:
+    """A call to a tool of the client's (RunAgentInput.tools) ends the run with that call pending."""
+    tool = {
+        "name": "confirm_booking",
+        "description": "Ask the user to confirm a hotel booking.",
+        "parameters": {"type": "object", "properties": {"hotel": {"type": "string"}, "nights": {"type": "integer"}}},
+    }
+    user = {"id": "u0", "role": "user", "content": "Book me two nights in Lisbon"}
+    with serve(replay_app()) as model_url:
+        agent = OpenAIAgent(model_url + "/v1", "frontend_tool", max_steps=3)
+        with serve(create_app(agent, static_dir=None)) as url:
+            body = {
+                "threadId": "thread-1",
+                "runId": "run-0",
+                "state": {},
+                "messages": [user],
+                "tools": [tool],
+                "context": [],
+                "forwardedProps": {},
+            }
+            response = httpx.post(f"{url}/api/agui", json=body, timeout=30)
+    assert response.status_code == 200
+    answer = js.call(
+        "agui",
+        {
+            "threadId": "thread-1",
+            "runs": [{"body": response.text, "runId": "run-0", "addMessages": [user], "parameters": {"tools": [tool]}}],
+        },
+    )
+    assert answer["ok"], answer.get("error")
+    assert answer["warnings"] == []
+    (run,) = answer["result"]["runs"]
+    assert run["failed"] is None and run["runError"] is None
+    assert run["outcome"] == "success"
+    assert run["pendingToolCallIds"] == ["call_Fr0nt7oolK2x"]
+    (call,) = [c for m in answer["result"]["messages"] if m["role"] == "assistant" for c in m.get("toolCalls", [])]
+    assert call["function"] == {"name": "confirm_booking", "arguments": '{"hotel":"Lisbon Central","nights":2}'}
+    assert not [m for m in answer["result"]["messages"] if m["role"] == "tool"]

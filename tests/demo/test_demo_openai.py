@@ -21,6 +21,7 @@ from streamkit.events import (
     RunInput,
     SequenceChecker,
     TextPart,
+    Tool,
     ToolCallArgsDelta,
     ToolCallPart,
     ToolResultPart,
@@ -160,6 +161,22 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
             },
         ),
     ],
+    "frontend_tool": [
+        ("run-started",),
+        ("step", "model-call-1"),
+        (
+            "tool-call",
+            "call_Fr0nt7oolK2x",
+            '{"hotel":"Lisbon Central","nights":2}',
+            {"hotel": "Lisbon Central", "nights": 2},
+        ),
+        ("/step", "model-call-1"),
+        (
+            "run-finished",
+            "tool-calls",
+            {"input_tokens": 188, "output_tokens": 21, "total_tokens": 209, "model": "frontend_tool"},
+        ),
+    ],
     "parallel_tools": [
         ("run-started",),
         ("step", "model-call-1"),
@@ -259,11 +276,32 @@ def test_every_recording_has_an_expectation() -> None:
     assert sorted(EXPECTED) == scenarios()
 
 
+BOOKING = Tool(
+    name="confirm_booking",
+    description="Ask the user to confirm a hotel booking (runs in the browser).",
+    parameters={"type": "object", "properties": {"hotel": {"type": "string"}, "nights": {"type": "integer"}}},
+)
+RUNS = {"frontend_tool": user_run("Book me two nights in Lisbon").model_copy(update={"tools": [BOOKING]})}
+
+
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
 async def test_recording_maps_to_the_expected_events(scenario: str, replay: tuple[str, list[dict[str, Any]]]) -> None:
     url, _ = replay
     agent = OpenAIAgent(url, scenario, api_key="sk-test", max_steps=3, show_plan=False)
-    assert summarize(await collect(agent)) == EXPECTED[scenario]
+    assert summarize(await collect(agent, RUNS.get(scenario))) == EXPECTED[scenario]
+
+
+async def test_client_tools_are_offered_and_left_pending(replay: tuple[str, list[dict[str, Any]]]) -> None:
+    url, requests = replay
+    before = len(requests)
+    events = await collect(OpenAIAgent(url, "frontend_tool"), RUNS["frontend_tool"])
+    bodies = [r["body"] for r in requests[before:]]
+    assert len(bodies) == 1  # the run ends with the call pending: no second model call
+    offered = {t["function"]["name"]: t["function"] for t in bodies[0]["tools"]}
+    assert offered["confirm_booking"]["parameters"] == BOOKING.parameters
+    assert {t.name for t in DEFAULT_TOOLS} < set(offered)
+    assert not [e for e in events if e.type == "tool-result"]
+    assert events[-2].type == "state-update" and events[-2].state["status"] == "waiting for the client"  # type: ignore[union-attr]
 
 
 async def test_split_arguments_stream_as_they_arrive(replay: tuple[str, list[dict[str, Any]]]) -> None:
