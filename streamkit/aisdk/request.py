@@ -39,7 +39,7 @@ from ..events import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..http import HTTPError
+from ..http import HTTPError, Limits, check_messages
 
 __all__ = [
     "STATE_PART_ID",
@@ -311,6 +311,21 @@ def request_error(exc: ValidationError, *, status: int = 422) -> HTTPError:
     field = ".".join(str(p) for p in loc) or "body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return HTTPError(f"{field}: {first['msg']}{more}", field=field, status=status)
+
+
+def parse_chat_request(data: Any, limits: Limits | None = None) -> ChatRequest:
+    """Validate a decoded JSON body as a :class:`ChatRequest`, or raise :class:`~streamkit.http.HTTPError`.
+
+    With ``limits``, more than ``max_messages`` messages, or one message over ``max_message_bytes``, is a 413.
+    """
+    if limits is not None:
+        check_messages(data, limits)
+    elif not isinstance(data, dict):
+        raise HTTPError("body: expected a JSON object (a useChat request)", field="body", status=422)
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        raise request_error(exc) from None
 
 
 def continued_message(request: ChatRequest) -> UIMessage | None:

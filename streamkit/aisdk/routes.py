@@ -18,18 +18,17 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
-from ..http import Authorize, HTTPError, Limits, authorize_request, check_messages, read_json
+from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
 from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
-from .request import ChatRequest, continued_message, known_ids, request_error, to_run_input
+from .request import ChatRequest, continued_message, known_ids, parse_chat_request, to_run_input
 from .resume import resume_routes, start_resumable
 
 __all__ = [
@@ -170,12 +169,7 @@ def routes(
     async def chat(request: Request) -> Response:
         try:
             principal = await authorize_request(authorize, request)
-            raw = await read_json(request, limits)
-            check_messages(raw, limits)
-            try:
-                body = ChatRequest.model_validate(raw)
-            except ValidationError as exc:
-                raise request_error(exc) from None
+            body = parse_chat_request(await read_json(request, limits), limits)
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)

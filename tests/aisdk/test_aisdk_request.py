@@ -364,3 +364,20 @@ def test_malformed_bodies_name_the_field(body: dict[str, Any], field: str) -> No
     assert error.status == 422
     assert error.field == field, error.message
     assert error.message.startswith(field)
+
+
+def test_parse_chat_request_names_the_field_or_the_limit() -> None:
+    from streamkit.aisdk import parse_chat_request
+    from streamkit.http import HTTPError, Limits
+
+    body = {"id": "c", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    assert parse_chat_request(body).id == "c"
+    for data, limits, status, field in [
+        ([1], None, 422, "body"),
+        ({"id": 5, "messages": []}, None, 422, "id"),
+        ({**body, "messages": body["messages"] * 3}, Limits(max_messages=2), 413, "limits.max_messages"),
+        (body, Limits(max_message_bytes=10), 413, "limits.max_message_bytes"),
+    ]:
+        with pytest.raises(HTTPError) as info:
+            parse_chat_request(data, limits)
+        assert (info.value.status, info.value.field) == (status, field)
