@@ -166,6 +166,7 @@ class DSHMapper:
         "_count",
         "_data",
         "_done",
+        "_first_id",
         "_messages",
         "_metadata",
         "_model",
@@ -211,6 +212,7 @@ class DSHMapper:
         self._results: dict[str, Frame] = {}  # callId -> its tool message
         self._approvals: dict[str, Frame] = {}  # approval id -> the pending interrupt
         self._turn: _Turn | None = None
+        self._first_id: str | None = None
         self._count = 0
         self._state = to_json(state)
         self._state_set = False
@@ -288,11 +290,12 @@ class DSHMapper:
             data["code"] = code
         return _named(ERROR, data)
 
-    def _current(self, message_id: str | None = None) -> _Turn:
+    def _current(self) -> _Turn:
         """The assistant message being written; a new one after a tool result or a user message."""
         if self._turn is None:
             self._count += 1
-            self._turn = _Turn(message_id or f"{self._run_id}-{self._count}")
+            mid, self._first_id = self._first_id or f"{self._run_id}-{self._count}", None
+            self._turn = _Turn(mid)
             self._messages.append(self._turn)
         return self._turn
 
@@ -300,9 +303,14 @@ class DSHMapper:
         call = self._calls.get(call_id)
         if call is None:  # a call of an earlier request the history did not name
             call = self._calls[call_id] = {"toolName": self._checker.tool_name(call_id) or "", "args": None}
-        call["status"] = status
         data: Frame = {"toolName": call["toolName"], "callId": call_id, "args": call["args"], "status": status}
-        data.update(extra)
+        approval = extra.pop("approval", None)
+        if approval is None:  # the status changes: what it came with is kept for later frames of the call
+            call["status"] = status
+            call["outcome"] = extra
+        data.update(call.get("outcome") or {})
+        if approval is not None:
+            data["approval"] = approval
         return [_named(STEP_BREAK, data)]
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -313,7 +321,7 @@ class DSHMapper:
         if event.run_id is not None:
             self._run_id = event.run_id
         if event.message_id is not None:
-            self._current(event.message_id)
+            self._first_id = event.message_id  # the run's first assistant message gets this id
         return [self._meta(event)]
 
     def _end(self, frame: Frame) -> list[Frame]:
