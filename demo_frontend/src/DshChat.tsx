@@ -55,6 +55,7 @@ export function DshChat() {
   const state = useRef(new DshConsole());
   const [, setVersion] = useState(0);
   const [busy, setBusy] = useState(false);
+  const [runs, setRuns] = useState(0);
   const [failure, setFailure] = useState<string | undefined>();
   const touch = () => setVersion((v) => v + 1);
 
@@ -72,6 +73,7 @@ export function DshChat() {
       setFailure(e instanceof Error ? e.message : String(e));
     } finally {
       setBusy(false);
+      setRuns((n) => n + 1);
       touch();
     }
   };
@@ -84,7 +86,7 @@ export function DshChat() {
   if (done?.sources?.length && lastAnswer) lastAnswer.parts.push({ kind: "sources", key: "done-sources", sources: done.sources });
   return (
     <div className="workspace">
-      <main className="chat" data-testid="dsh-console" data-rebuilt={c.rebuilt} data-step-breaks={c.stepBreaks}>
+      <main className="chat" data-testid="dsh-console" data-rebuilt={c.rebuilt} data-step-breaks={c.stepBreaks} data-runs={runs}>
         <Conversation messages={view} busy={busy} error={c.error ?? failure} onPick={(p) => void send(p)} />
         {done && (
           <div className="muted dsh-done" data-testid="dsh-done" data-finish={String(done.finishReason)}>

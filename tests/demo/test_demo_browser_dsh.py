@@ -3,15 +3,14 @@
 Drives the offline agent's paths (one tool, parallel tools, a failing tool, a crash) through the third tab
 and checks what such a console shows: bubbles split at ``step_break``, tool cards between them with their
 status, and the final view rebuilt from ``done.messages`` (the conversation the server keeps per agent id).
-Screenshots go to ``test-artifacts/``. The browser, the demo server and ``chat`` come from
-``test_demo_browser``.
+Screenshots go to ``test-artifacts/``. The browser and the demo server come from ``test_demo_browser``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from test_demo_browser import ARTIFACTS, browser, chat, demo_url, pytestmark
+from test_demo_browser import ARTIFACTS, browser, demo_url, pytestmark
 
 __all__ = ["browser", "demo_url", "pytestmark"]
 
@@ -32,6 +31,20 @@ WATCH = """
   new MutationObserver(note).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
 }
 """
+
+
+def chat(page: Any, pane: str, prompt: str) -> None:
+    """Send ``prompt`` in the console and wait until its run has ended (however quickly it streamed)."""
+    box = page.locator(f'[data-testid="{pane}"] [data-testid="dsh-console"]')
+    runs = int(box.get_attribute("data-runs") or 0)
+    root = page.locator(f'[data-testid="{pane}"]')
+    root.get_by_test_id("composer-input").fill(prompt)
+    root.get_by_test_id("send-button").click()
+    page.wait_for_function(
+        f"""() => Number(document.querySelector('[data-testid="{pane}"] [data-testid="dsh-console"]')
+            .dataset.runs) > {runs}""",
+        timeout=30_000,
+    )
 
 
 def _last_answer(page: Any) -> Any:
