@@ -323,3 +323,14 @@ async def test_sources_data_and_state_reach_done() -> None:
     assert done["state"] == {"step": 1}
     assert done["sources"] == [{"id": "s1", "url": "https://example.com", "title": "Example"}]
     assert done["data"] == [{"name": "card", "data": {"v": 2}, "id": "d"}]
+
+
+async def test_api_keys_from_a_function() -> None:
+    async def lookup(key: str) -> str | None:
+        return {"tok": "carol"}.get(key)
+
+    async with client(app_for(echo, authorize=api_keys(lookup))) as c:
+        ok = await c.post("/api/agent/message", json={"agentId": "k", "message": "hi"}, headers={"x-api-key": "tok"})
+        bad = await c.post("/api/agent/message", json={"agentId": "k", "message": "hi"}, headers={"x-api-key": "no"})
+    assert ok.status_code == 200 and seen[-1].principal == "carol"
+    assert bad.status_code == 401
