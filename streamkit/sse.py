@@ -93,10 +93,18 @@ def frame(value: Any, event: str | None = None) -> bytes:
     return data if event is None else _event_line(event) + data
 
 
+_EVENT_LINES: dict[str, bytes] = {}
+
+
 def _event_line(event: str) -> bytes:
-    if "\n" in event or "\r" in event:
-        raise ValueError(f"an SSE event name cannot hold a line break: {event!r}")
-    return b"event: " + event.encode() + b"\n"
+    line = _EVENT_LINES.get(event)
+    if line is None:
+        if "\n" in event or "\r" in event:
+            raise ValueError(f"an SSE event name cannot hold a line break: {event!r}")
+        line = b"event: " + event.encode() + b"\n"
+        if len(_EVENT_LINES) < 1024:  # a protocol has a handful of names
+            _EVENT_LINES[event] = line
+    return line
 
 
 def _js_float_text(value: float) -> str:
@@ -241,7 +249,11 @@ def _encode(frames: list[dict[str, Any]]) -> bytes:
 
 def _named_payload(value: dict[str, Any]) -> bytes:
     """A named frame ``{"event", "data"}`` as ``event: <name>\\ndata: <json>`` (without the blank line)."""
-    return _event_line(value["event"]) + b"data: " + _payload(value["data"])
+    line = _EVENT_LINES.get(value["event"]) or _event_line(value["event"])
+    try:
+        return line + b"data: " + _dumps(value["data"], default=_default)
+    except TypeError:
+        return line + b"data: " + _dumps(value["data"], default=_default, option=_OPTS)
 
 
 def _encode_named(frames: list[dict[str, Any]]) -> bytes:

@@ -236,8 +236,16 @@ class DSHMapper:
 
     def feed(self, event: ChatEvent) -> list[Frame]:
         """The frames for one ChatEvent (after the sequence checker)."""
+        events = self._checker.feed(event)
+        if len(events) == 1:
+            ev = events[0]
+            if ev.type == "text-delta":  # the hot path
+                assert isinstance(ev, TextDelta)
+                return self._text_delta(ev)
+            handler = _HANDLERS.get(ev.type)
+            return [] if handler is None else handler(self, ev)
         out: list[Frame] = []
-        for ev in self._checker.feed(event):
+        for ev in events:
             handler = _HANDLERS.get(ev.type)
             if handler is not None:
                 out += handler(self, ev)
@@ -373,10 +381,12 @@ class DSHMapper:
     # -- text and reasoning ------------------------------------------------------------------------
 
     def _text_delta(self, event: TextDelta) -> list[Frame]:
-        if not event.delta:
+        delta = event.delta
+        if not delta:
             return []
-        self._current().content.append(event.delta)
-        return [_named(CHUNK, {"id": event.id, "content": event.delta})]
+        turn = self._turn
+        (turn if turn is not None else self._current()).content.append(delta)
+        return [{"event": CHUNK, "data": {"id": event.id, "content": delta}}]
 
     def _reasoning_delta(self, event: ReasoningDelta) -> list[Frame]:
         if not event.delta:
