@@ -334,3 +334,33 @@ async def test_api_keys_from_a_function() -> None:
         bad = await c.post("/api/agent/message", json={"agentId": "k", "message": "hi"}, headers={"x-api-key": "no"})
     assert ok.status_code == 200 and seen[-1].principal == "carol"
     assert bad.status_code == 401
+
+
+async def test_cancel_over_a_real_server_while_the_client_reads(live_server: Any) -> None:
+    """Through uvicorn, with the response pulling frames as they come: cancel interrupts the awaiting agent."""
+    closed: list[bool] = []
+
+    async def slow(run: RunInput) -> AsyncIterator[ChatEvent]:
+        try:
+            for i in range(20):  # a burst, so that the writer moves the frames to a task of their own
+                yield TextDelta(id="t", delta=f"{i} ")
+            yield ToolCallEnd(id="c1", name="wait", input={})
+            await asyncio.sleep(3600)
+        finally:
+            closed.append(True)
+
+    server = live_server(app_for(slow))
+    frames: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as c:
+        async with c.stream("POST", "/api/agent/stream", json={"agentId": "live", "message": "go"}) as r:
+            buffer = ""
+            async for text in r.aiter_text():
+                buffer += text
+                if "event: step_break" in buffer and not frames:
+                    frames.append({})
+                    assert (await c.get("/api/agent/live/status")).json()["status"] == "running"
+                    assert (await c.post("/api/agent/live/cancel")).status_code == 204
+        status = (await c.get("/api/agent/live/status")).json()
+    ending = parse_sse(buffer)[-1]
+    assert ending["event"] == "done" and ending["data"]["finishReason"] == "aborted"
+    assert closed == [True] and status["status"] == "idle"
