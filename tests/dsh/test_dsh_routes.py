@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from streamkit import dsh
@@ -364,3 +366,34 @@ async def test_cancel_over_a_real_server_while_the_client_reads(live_server: Any
     ending = parse_sse(buffer)[-1]
     assert ending["event"] == "done" and ending["data"]["finishReason"] == "aborted"
     assert closed == [True] and status["status"] == "idle"
+
+
+HOSTILE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+BODIES = st.one_of(
+    HOSTILE,
+    st.fixed_dictionaries(
+        {"agentId": HOSTILE | st.text(min_size=1, max_size=5), "message": HOSTILE | st.text(min_size=1, max_size=5)},
+        optional={"maxTokens": HOSTILE, "channelCode": HOSTILE, "cwd": HOSTILE},
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=BODIES, blocking=st.booleans())
+def test_no_body_gets_a_5xx(body: Any, blocking: bool) -> None:
+    async def post() -> httpx.Response:
+        async with client(app_for(echo)) as c:
+            return await c.post(f"/api/agent/{'message' if blocking else 'stream'}", json=body)
+
+    r = asyncio.run(post())
+    assert r.status_code < 500
+    if r.status_code >= 400:
+        assert isinstance(r.json()["error"]["field"], str)
+    elif blocking:
+        assert "done" in r.json() or "error" in r.json()
+    else:
+        assert fold(parse_sse(r.text)).finished
