@@ -7,9 +7,10 @@ limit that was exceeded (such as ``limits.max_body_bytes``).
 
 from __future__ import annotations
 
+import hmac
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +26,11 @@ __all__ = [
     "HTTPError",
     "Limits",
     "Unauthorized",
+    "api_keys",
     "authorize_request",
     "check_messages",
     "error_response",
+    "parse_request",
     "read_json",
     "validation_error",
 ]
@@ -223,3 +226,43 @@ async def authorize_request(hook: Authorize | None, request: Request) -> Any:
 
 
 AsyncHook = Callable[[BaseException], Awaitable[None] | None]
+
+
+async def parse_request(
+    request: Request, limits: Limits, authorize: Authorize | None, parse: Callable[[Any, Limits], Any]
+) -> tuple[Any, Any]:
+    """What every protocol endpoint does first: run ``authorize``, read the JSON body within ``limits`` and
+    ``parse`` it; the principal and the parsed body. Raises :class:`HTTPError` (the 4xx to answer)."""
+    principal = await authorize_request(authorize, request)
+    return principal, parse(await read_json(request, limits), limits)
+
+
+def api_keys(keys: Mapping[str, Any] | Callable[[str], Any]) -> Authorize:
+    """An ``authorize`` hook accepting ``X-API-Key: <key>`` or ``Authorization: Bearer <key>``.
+
+    ``keys`` maps each valid key to its principal (compared in constant time), or is a function returning the
+    principal of a key (None when the key is not valid; it may be a coroutine function). A request without a
+    key, or with an unknown one, is refused with a JSON 401.
+    """
+
+    async def authorize(request: Request) -> Any:
+        key = request.headers.get("x-api-key")
+        if key is None:
+            scheme, _, token = request.headers.get("authorization", "").partition(" ")
+            key = token.strip() if scheme.lower() == "bearer" and token.strip() else None
+        if not key:
+            raise Unauthorized("an API key is required (X-API-Key or Authorization: Bearer)", field="authorization")
+        if callable(keys):
+            principal = keys(key)
+            if inspect.isawaitable(principal):
+                principal = await principal
+        else:
+            principal = None
+            for known, value in keys.items():
+                if hmac.compare_digest(known.encode(), key.encode()):
+                    principal = value
+        if principal is None:
+            raise Unauthorized("invalid API key", field="authorization")
+        return principal
+
+    return authorize

@@ -3,7 +3,8 @@
 * :func:`dumps` serializes a JSON value exactly as JavaScript's ``JSON.stringify`` would (compact, UTF-8,
   no ``NaN``), using orjson; :func:`js_value` first rewrites the floats whose text orjson and JavaScript
   write differently (``100.0`` → ``100``, ``1e-6`` → ``0.000001``, ``1e16`` → ``10000000000000000``).
-* :func:`frame` is one SSE event: ``data: <json>\\n\\n`` (LF only: the AG-UI client splits on ``\\n\\n``).
+* :func:`frame` is one SSE event: ``data: <json>\\n\\n`` (LF only: the AG-UI client splits on ``\\n\\n``), or
+  ``event: <name>\\ndata: <json>\\n\\n`` for a named event (dialects that name their events; see :class:`Mapper`).
 * :func:`encode_frames` runs a protocol mapper over a ``ChatEvent`` stream, turning an agent exception or an
   unserializable value into the protocol's error frames, and always closing the agent's iterator.
 * :class:`EventStreamResponse` puts frames on the wire with sse-starlette: one send per frame, ``: ping``
@@ -86,9 +87,24 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=_default, option=_OPTS)
 
 
-def frame(value: Any) -> bytes:
-    """One SSE frame carrying ``value`` as JSON: ``data: <json>\\n\\n``."""
-    return b"data: " + orjson.dumps(value, default=_default, option=_OPTS) + b"\n\n"
+def frame(value: Any, event: str | None = None) -> bytes:
+    """One SSE frame carrying ``value`` as JSON: ``data: <json>\\n\\n``, after ``event: <event>\\n`` when named."""
+    data = b"data: " + orjson.dumps(value, default=_default, option=_OPTS) + b"\n\n"
+    return data if event is None else _event_line(event) + data
+
+
+_EVENT_LINES: dict[str, bytes] = {}
+
+
+def _event_line(event: str) -> bytes:
+    line = _EVENT_LINES.get(event)
+    if line is None:
+        if "\n" in event or "\r" in event:
+            raise ValueError(f"an SSE event name cannot hold a line break: {event!r}")
+        line = b"event: " + event.encode() + b"\n"
+        if len(_EVENT_LINES) < 1024:  # a protocol has a handful of names
+            _EVENT_LINES[event] = line
+    return line
 
 
 def _js_float_text(value: float) -> str:
@@ -183,6 +199,10 @@ class Mapper(Protocol):
     ``feed`` would return is ``prefix + JSON(delta) + b"}"`` and feeding it would change no state (the
     block is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame
     without calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+
+    A mapper whose class sets ``named_events = True`` returns frames of the form ``{"event": name, "data":
+    payload}``, written as ``event: <name>\\ndata: <payload JSON>\\n\\n``; its ``delta_prefixes`` then hold the
+    frame's whole start, ``event:`` line and ``data: `` included.
     """
 
     def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
@@ -227,6 +247,24 @@ def _encode(frames: list[dict[str, Any]]) -> bytes:
     return b"data: " + b"\n\ndata: ".join([_payload(f) for f in frames]) + b"\n\n"
 
 
+def _named_payload(value: dict[str, Any]) -> bytes:
+    """A named frame ``{"event", "data"}`` as ``event: <name>\\ndata: <json>`` (without the blank line)."""
+    line = _EVENT_LINES.get(value["event"]) or _event_line(value["event"])
+    try:
+        return line + b"data: " + _dumps(value["data"], default=_default)
+    except TypeError:
+        return line + b"data: " + _dumps(value["data"], default=_default, option=_OPTS)
+
+
+def _encode_named(frames: list[dict[str, Any]]) -> bytes:
+    return b"\n\n".join([_named_payload(f) for f in frames]) + b"\n\n"
+
+
+def _encoder(mapper: object) -> Callable[[list[dict[str, Any]]], bytes]:
+    """How ``mapper``'s frames are written: plain ``data:`` frames, or named events."""
+    return _encode_named if getattr(mapper, "named_events", False) else _encode
+
+
 async def _aclose(iterator: object) -> None:
     aclose = getattr(iterator, "aclose", None)
     if aclose is not None:
@@ -254,6 +292,12 @@ async def encode_frames(
     feed = mapper.feed
     table: Mapping[str, Mapping[str, bytes]] | None = getattr(mapper, "delta_prefixes", None)
     live = _NO_PREFIXES if table is None else table
+    named = getattr(mapper, "named_events", False)
+    encode = _encode_named if named else _encode
+    lead = b"" if named else b"data: "  # what comes before a payload (a named frame's payload holds its lines)
+    sep = b"\n\n" + lead
+    payload_of = _named_payload if named else _payload
+    extra = len(lead) + 2
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)
         try:
@@ -263,12 +307,12 @@ async def encode_frames(
                     fields = event.__dict__
                     prefixes = live.get(fields["type"])
                     if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                        chunk = b"data: " + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                        chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
                     else:
                         frames = feed(event)
                         if not frames:
                             continue
-                        chunk = _encode(frames)
+                        chunk = encode(frames)
                     if len(chunk) > max_frame_bytes:
                         raise FrameTooLarge(len(chunk), max_frame_bytes)
                     yield chunk
@@ -294,12 +338,12 @@ async def encode_frames(
             if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
                 payload = prefix + _dumps(fields["delta"]) + b"}"
                 add(payload)
-                size += len(payload) + 8
+                size += len(payload) + extra
                 if size >= coalesce:
-                    if len(payload) + 8 > max_frame_bytes:
+                    if len(payload) + extra > max_frame_bytes:
                         payloads.pop()
-                        raise FrameTooLarge(len(payload) + 8, max_frame_bytes)
-                    yield b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n"
+                        raise FrameTooLarge(len(payload) + extra, max_frame_bytes)
+                    yield lead + sep.join(payloads) + b"\n\n"
                     payloads.clear()
                     size = 0
                 continue
@@ -307,26 +351,26 @@ async def encode_frames(
             if not frames:
                 continue
             if len(frames) == 1:
-                payload = _payload(frames[0])
-                weight = len(payload) + 8
+                payload = payload_of(frames[0])
+                weight = len(payload) + extra
                 if weight > max_frame_bytes:
                     raise FrameTooLarge(weight, max_frame_bytes)
                 add(payload)
             else:
-                batch = [_payload(f) for f in frames]
-                weight = sum(map(len, batch)) + 8 * len(batch)
+                batch = [payload_of(f) for f in frames]
+                weight = sum(map(len, batch)) + extra * len(batch)
                 if weight > max_frame_bytes:
                     raise FrameTooLarge(weight, max_frame_bytes)
                 payloads += batch
             size += weight
             if size >= coalesce:
-                yield b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n"
+                yield lead + sep.join(payloads) + b"\n\n"
                 payloads.clear()
                 size = 0
         tail = mapper.close()
     except Exception as exc:
         tail = _failure(mapper, exc, expose_errors, on_error)
-    head = b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n" if payloads else b""
+    head = lead + sep.join(payloads) + b"\n\n" if payloads else b""
     yield head + _encode_tail(mapper, tail, expose_errors, on_error) + trailer
 
 
@@ -355,10 +399,11 @@ def _failure(
 def _encode_tail(
     mapper: Mapper, tail: list[dict[str, Any]], expose_errors: bool, on_error: ErrorHook | None
 ) -> bytes:
+    encode = _encoder(mapper)
     try:
-        return _encode(tail) if tail else b""
+        return encode(tail) if tail else b""
     except Exception as exc:
-        return _encode(_failure(mapper, exc, expose_errors, on_error))
+        return encode(_failure(mapper, exc, expose_errors, on_error))
 
 
 class EventStreamResponse(EventSourceResponse):
@@ -769,7 +814,7 @@ def shutdown_frames(mapper: Mapper, trailer: bytes = b"") -> bytes:
     """What ends a run cut short by a server shutdown: the mapper's error frames (``SHUTDOWN_TEXT``, code
     ``shutdown``) and ``trailer``; nothing if the run already ended."""
     tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
-    return (_encode(tail) + trailer) if tail else b""
+    return (_encoder(mapper)(tail) + trailer) if tail else b""
 
 
 async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:

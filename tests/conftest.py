@@ -6,6 +6,7 @@ import itertools
 import json
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,11 @@ from typing import Any
 import pytest
 
 JS_DIR = Path(__file__).parent / "js"
+
+# The protocols' test helpers (strategies, models) are shared: tests/dsh reuses those of tests/aisdk and tests/agui.
+for _helpers in ("aisdk", "agui"):
+    if str(Path(__file__).parent / _helpers) not in sys.path:
+        sys.path.append(str(Path(__file__).parent / _helpers))
 
 
 class OracleError(AssertionError):

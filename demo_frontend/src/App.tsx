@@ -3,8 +3,9 @@
 import { useEffect, useState } from "react";
 import { AgUiChat } from "./AgUiChat";
 import { AiSdkChat } from "./AiSdkChat";
+import { DshChat } from "./DshChat";
 
-type Tab = "aisdk" | "agui";
+type Tab = "aisdk" | "agui" | "dsh";
 
 interface Info {
   agent: string;
@@ -15,10 +16,12 @@ interface Info {
 const TABS: { id: Tab; title: string; detail: string }[] = [
   { id: "aisdk", title: "AI SDK", detail: "useChat · DefaultChatTransport" },
   { id: "agui", title: "AG-UI", detail: "HttpAgent" },
+  { id: "dsh", title: "Console", detail: "named SSE events · plain fetch" },
 ];
 
 function initialTab(): Tab {
-  return window.location.hash === "#agui" ? "agui" : "aisdk";
+  const hash = window.location.hash.slice(1);
+  return hash === "agui" || hash === "dsh" ? hash : "aisdk";
 }
 
 function AgentBadge({ info }: { info: Info | null }) {
@@ -60,7 +63,7 @@ export function App() {
             </svg>
           </span>
           <span className="brand-name">streamkit</span>
-          <span className="brand-sub">one agent, two protocols</span>
+          <span className="brand-sub">one agent, three protocols</span>
         </div>
         <nav className="tabs" role="tablist">
           {TABS.map((t) => (
@@ -85,6 +88,9 @@ export function App() {
         </section>
         <section className="pane" hidden={tab !== "agui"} data-testid="pane-agui">
           <AgUiChat />
+        </section>
+        <section className="pane" hidden={tab !== "dsh"} data-testid="pane-dsh">
+          <DshChat />
         </section>
       </div>
     </div>

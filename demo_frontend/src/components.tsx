@@ -345,7 +345,7 @@ export function StatePanel({ state, updates, how }: { state: unknown; updates: n
 
 // --- frame inspector -----------------------------------------------------------------------------
 
-const DELTA = /(-delta|_CONTENT|_ARGS)$/;
+const DELTA = /(-delta|_CONTENT|_ARGS|^chunk)$/;
 
 function tone(frame: Frame): string {
   if (frame.kind !== "frame") return frame.kind;

@@ -80,12 +80,14 @@ function describe(data: string): [string, string] {
 function parseFrame(raw: string, log: FrameLog, at: number): void {
   const data: string[] = [];
   let comment: string | null = null;
+  let event: string | null = null; // a named SSE event: its name is the label
   for (const line of raw.split("\n")) {
     if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+    else if (line.startsWith("event:")) event = line.slice(6).trim();
     else if (line.startsWith(":")) comment = line.slice(1).trim();
   }
   if (data.length) {
-    const [label, text] = describe(data.join("\n"));
+    const [label, text] = event ? [event, data.join("\n")] : describe(data.join("\n"));
     log.add("frame", label, text, at);
   } else if (comment !== null) {
     log.add("comment", "comment", `: ${comment}`, at);

@@ -22,7 +22,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent
-from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..http import Authorize, HTTPError, Limits, parse_request
 from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
@@ -100,8 +100,7 @@ def routes(
 
     async def endpoint(request: Request) -> Response:
         try:
-            principal = await authorize_request(authorize, request)
-            body = parse_run_agent_input(await read_json(request, limits), limits)
+            principal, body = await parse_request(request, limits, authorize, parse_run_agent_input)
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal)

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
-from ..http import Authorize, HTTPError, Limits, authorize_request, read_json
+from ..http import Authorize, HTTPError, Limits, authorize_request, parse_request
 from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
@@ -168,8 +168,7 @@ def routes(
 
     async def chat(request: Request) -> Response:
         try:
-            principal = await authorize_request(authorize, request)
-            body = parse_chat_request(await read_json(request, limits), limits)
+            principal, body = await parse_request(request, limits, authorize, parse_chat_request)
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)

@@ -2,6 +2,8 @@
 
 * ``POST /api/chat`` (and ``GET /api/chat/{chatId}/stream``): the AI SDK UI Message Stream, for ``useChat``;
 * ``POST /api/agui``: AG-UI, for ``HttpAgent``;
+* ``POST /api/agent/stream`` (and ``/message``, ``/{agentId}/cancel``, ``/{agentId}/status``): the named-event
+  dialect of agent consoles, for the page's plain-JS console;
 * ``GET /api/info``: which agent answers (offline script or a model), for the page's header;
 * ``/``: the page, from the built files in ``streamkit/demo/static`` (no node needed to serve it).
 """
@@ -20,18 +22,19 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import agui, aisdk
+from .. import agui, aisdk, dsh
 from ..events import Agent
 from .agent import ScriptedAgent
 from .openai import OpenAIAgent
 
-__all__ = ["AGUI_PATH", "AISDK_PATH", "STATIC_DIR", "agent_info", "create_app"]
+__all__ = ["AGUI_PATH", "AISDK_PATH", "DSH_PATH", "STATIC_DIR", "agent_info", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the built page lives (``make frontend`` rebuilds it from ``demo_frontend/``)."""
 
 AISDK_PATH = "/api/chat"
 AGUI_PATH = "/api/agui"
+DSH_PATH = "/api/agent"
 
 _NOT_BUILT = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>streamkit demo</title></head>
@@ -65,7 +68,7 @@ def create_app(
     ``static_dir=None`` serves the API only.
     """
     core: Agent = agent if agent is not None else ScriptedAgent()
-    info = {**agent_info(core), "routes": {"aisdk": AISDK_PATH, "agui": AGUI_PATH}}
+    info = {**agent_info(core), "routes": {"aisdk": AISDK_PATH, "agui": AGUI_PATH, "dsh": DSH_PATH}}
 
     async def info_endpoint(request: Request) -> Response:
         return JSONResponse(info)
@@ -76,6 +79,7 @@ def create_app(
     routes: list[BaseRoute] = [
         *aisdk.routes(core, path=AISDK_PATH),
         *agui.routes(core, path=AGUI_PATH),
+        *dsh.routes(core, path=DSH_PATH, model=info.get("model")),
         Route("/api/info", info_endpoint, methods=["GET"]),
     ]
     if static_dir is not None:

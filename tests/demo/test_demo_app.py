@@ -46,7 +46,8 @@ def frames(body: str) -> list[str]:
 async def test_info_names_the_agent() -> None:
     async with client(create_app(ScriptedAgent(INSTANT))) as c:
         info = (await c.get("/api/info")).json()
-    assert info == {"agent": "offline", "model": "scripted", "routes": {"aisdk": "/api/chat", "agui": "/api/agui"}}
+    routes = {"aisdk": "/api/chat", "agui": "/api/agui", "dsh": "/api/agent"}
+    assert info == {"agent": "offline", "model": "scripted", "routes": routes}
     agent = OpenAIAgent("http://localhost:11434/v1", "llama3.2", api_key="sk-hidden")
     async with client(create_app(agent)) as c:
         response = await c.get("/api/info")

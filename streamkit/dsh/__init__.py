@@ -1,0 +1,54 @@
+"""A named-event SSE dialect for plain-JS agent consoles: ``meta``, ``chunk``, ``step_break``, ``done``, ``error``.
+
+Many home-grown agent consoles read neither the AI SDK nor AG-UI but a small dialect of named SSE events that a
+page renders with ``fetch`` and a few lines of JavaScript. A run is ``event: meta`` (session, model and time),
+``event: chunk`` frames (text deltas of the assistant), an ``event: step_break`` at every tool-call boundary
+(``toolName``, ``callId``, ``args`` and the call's ``status`` as it changes: ``started``, ``done``, ``error``),
+where the page closes the current bubble, inserts or updates the tool card and opens a new bubble, and one
+terminal frame: ``event: done`` with the whole conversation in ``messages`` (``tool`` messages included, from
+which the page rebuilds every card's final state), or ``event: error``. The API around it: ``POST
+/api/agent/stream`` and its blocking twin ``POST /api/agent/message`` (body ``{"agentId", "message"}`` plus
+optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/cancel``, ``GET
+/api/agent/{agentId}/status``, with ``X-API-Key`` or ``Authorization: Bearer`` credentials.
+
+* :class:`DSHMapper` (:mod:`~streamkit.dsh.mapping`) maps ChatEvents to the dialect's frames; :func:`encode`
+  writes them through the shared SSE writer;
+* :class:`AgentRequest` (:mod:`~streamkit.dsh.request`) models the body, :func:`to_run_input` makes it a
+  ``RunInput`` (the agent id as the thread);
+* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints; :class:`Sessions` keeps each agent
+  id's conversation and its run in progress;
+* :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages.
+"""
+
+from .fold import Bubble, Folded, cards_from_messages, fold, parse_sse
+from .mapping import CHUNK, DONE, ERROR, EVENTS, META, STEP_BREAK, DSHMapper
+from .messages import from_dsh_messages, to_dsh_messages
+from .request import AgentRequest, parse_agent_request, to_run_input
+from .routes import encode, mapper_for, routes
+from .sessions import Run, Session, Sessions
+
+__all__ = [
+    "CHUNK",
+    "DONE",
+    "ERROR",
+    "EVENTS",
+    "META",
+    "STEP_BREAK",
+    "AgentRequest",
+    "Bubble",
+    "DSHMapper",
+    "Folded",
+    "Run",
+    "Session",
+    "Sessions",
+    "cards_from_messages",
+    "encode",
+    "fold",
+    "from_dsh_messages",
+    "mapper_for",
+    "parse_agent_request",
+    "parse_sse",
+    "routes",
+    "to_dsh_messages",
+    "to_run_input",
+]
