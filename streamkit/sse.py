@@ -313,6 +313,11 @@ async def encode_frames(
                         if not frames:
                             continue
                         chunk = encode(frames)
+                        if len(chunk) > max_frame_bytes:
+                            # What comes before the oversized frame (a synthesized start, say) still goes out.
+                            if head := _fitting(frames, encode, max_frame_bytes):
+                                yield head
+                            raise FrameTooLarge(len(chunk), max_frame_bytes)
                     if len(chunk) > max_frame_bytes:
                         raise FrameTooLarge(len(chunk), max_frame_bytes)
                     yield chunk
@@ -360,6 +365,10 @@ async def encode_frames(
                 batch = [payload_of(f) for f in frames]
                 weight = sum(map(len, batch)) + extra * len(batch)
                 if weight > max_frame_bytes:
+                    for payload in batch:  # what comes before the oversized frame still goes out
+                        if len(payload) + extra > max_frame_bytes:
+                            break
+                        add(payload)
                     raise FrameTooLarge(weight, max_frame_bytes)
                 payloads += batch
             size += weight
@@ -372,6 +381,17 @@ async def encode_frames(
         tail = _failure(mapper, exc, expose_errors, on_error)
     head = lead + sep.join(payloads) + b"\n\n" if payloads else b""
     yield head + _encode_tail(mapper, tail, expose_errors, on_error) + trailer
+
+
+def _fitting(frames: list[dict[str, Any]], encode: Callable[[list[dict[str, Any]]], bytes], limit: int) -> bytes:
+    """The bytes of the frames that come before the first one heavier than ``limit`` on its own."""
+    out = b""
+    for frame in frames:
+        chunk = encode([frame])
+        if len(chunk) > limit:
+            break
+        out += chunk
+    return out
 
 
 class FrameTooLarge(ValueError):

@@ -268,6 +268,25 @@ async def test_an_oversized_frame_ends_the_stream_with_an_error() -> None:
     assert isinstance(seen[0], FrameTooLarge)
 
 
+@pytest.mark.parametrize("source", ["sync", "async"])
+async def test_the_frames_before_an_oversized_one_still_go_out(source: str) -> None:
+    """A first event too heavy to send: the run start the mapper synthesized before it is not lost."""
+    from streamkit.agui.mapping import AGUIMapper
+    from streamkit.events import ToolCallEnd
+
+    events = [ToolCallEnd(id="c", name="save", input={"doc": "x" * 5000})]
+
+    async def agen() -> AsyncIterator[ChatEvent]:
+        for event in events:
+            yield event
+
+    mapper = AGUIMapper(thread_id="th", run_id="run")
+    body = b"".join(
+        [c async for c in encode_frames(events if source == "sync" else agen(), mapper, max_frame_bytes=1000)]
+    )
+    assert [f["type"] for f in frames_of(body)] == ["RUN_STARTED", "TOOL_CALL_START", "RUN_ERROR"]
+
+
 def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server: Any) -> None:
     finished = threading.Event()
     produced: list[int] = []

@@ -355,3 +355,18 @@ def test_server_shutdown_ends_an_open_run_with_run_error(js: JsOracle) -> None:
     }
     run = client_runs(js, [{"body": body}], messages=BODY["messages"], state=BODY["state"])["runs"][0]
     assert run["failed"] is None and run["runError"]["code"] == "shutdown"
+
+
+async def test_an_oversized_first_event_still_starts_the_run(js: JsOracle) -> None:
+    """The start the mapper synthesizes before a too-heavy first event goes out; the real client accepts it."""
+
+    async def heavy(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield ToolCallEnd(id="c", name="save", input={"doc": "x" * 5000})
+
+    app = Starlette(routes=agui.routes(heavy, limits=Limits(max_frame_bytes=1000)))
+    async with client(app) as http:
+        body = (await http.post("/api/agui", json=BODY)).text
+    assert [f["type"] for f in frames_of(body)] == ["RUN_STARTED", "TOOL_CALL_START", "RUN_ERROR"]
+    answer = js.call("agui", {"runs": [{"body": body}], "messages": [], "state": {}})
+    assert answer["ok"], answer.get("error")
+    assert answer["result"]["runs"][0]["runError"]["message"] == "An error occurred."
