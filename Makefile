@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
 
-.PHONY: demo test install install-demo lint typecheck js bench frontend clean
+.PHONY: demo test install install-demo lint typecheck js examples-js bench frontend clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,12 +22,18 @@ tests/js/node_modules: tests/js/package-lock.json
 
 js: tests/js/node_modules
 
+examples/%/node_modules: examples/%/package-lock.json
+	cd examples/$* && npm ci --no-audit --no-fund
+	touch examples/$*/node_modules
+
+examples-js: examples/nextjs-usechat/node_modules examples/nextjs-copilotkit/node_modules
+
 ## demo: run the demo app (offline scripted agent, no API key) on http://127.0.0.1:$(PORT)
 demo: install-demo
 	$(BIN)/streamkit demo --port $(PORT)
 
 ## test: install everything and run the whole suite (Python, real JS clients, browser)
-test: install js
+test: install js examples-js
 	$(BIN)/ruff check streamkit tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -48,4 +54,4 @@ frontend:
 	cd demo_frontend && npm ci --no-audit --no-fund && npm run build
 
 clean:
-	rm -rf $(VENV) tests/js/node_modules demo_frontend/node_modules
+	rm -rf $(VENV) tests/js/node_modules demo_frontend/node_modules examples/*/node_modules examples/*/.next

@@ -66,6 +66,7 @@ def encode(
     known_approvals: Iterable[str] = (),
     reserved_ids: Iterable[str] = (),
     parent_run_id: str | None = None,
+    protocol_version: str | None = PROTOCOL_VERSION,
 ) -> AsyncIterator[bytes]:
     """AG-UI SSE bytes for ``events``: ``data: <event JSON>\\n\\n`` frames, ``RUN_STARTED`` first, one terminal.
 
@@ -83,5 +84,6 @@ def encode(
         known_approvals=known_approvals,
         reserved_ids=reserved_ids,
         parent_run_id=parent_run_id,
+        protocol_version=protocol_version,
     )
     return encode_frames(events, mapper, expose_errors=expose_errors, on_error=on_error)

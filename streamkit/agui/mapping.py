@@ -14,7 +14,8 @@ RunStarted                  ``RUN_STARTED`` (``protocolVersion`` "1.0")
 RunFinished                 ``RUN_FINISHED`` (``result``, ``usage``; ``outcome`` interrupt when the run
                             has interrupts or pending tool approvals)
 RunError                    ``RUN_ERROR`` (message word for word)
-RunAborted                  ``RUN_FINISHED`` with ``outcome: {"type": "cancelled"}``
+RunAborted                  ``RUN_FINISHED`` with ``outcome: {"type": "cancelled"}`` (a client that declared no
+                            ``protocolVersion``, pre-1.0: no outcome, ``metadata.cancelled: true``)
 StepStarted / StepFinished  ``STEP_STARTED`` / ``STEP_FINISHED``
 TextStart/Delta/End         ``TEXT_MESSAGE_START`` (assistant) / ``_CONTENT`` / ``_END``
 ReasoningStart/Delta/End    ``REASONING_START`` + ``REASONING_MESSAGE_START`` / ``_CONTENT`` /
@@ -201,13 +202,17 @@ class AGUIMapper:
     the ids of the messages already in the client's history. ``strict`` raises
     :class:`~streamkit.events.ProtocolError` on a malformed sequence or a patch that would not apply, instead of
     repairing. ``snapshot_when_larger`` sends a ``STATE_SNAPSHOT`` instead of a ``STATE_DELTA`` that would weigh
-    more than the state.
+    more than the state. ``protocol_version`` is the one the client declared (``RunAgentInput.protocolVersion``,
+    sent by ``@ag-ui/client`` 1.0 and later); with ``None`` (a client from before 1.0, such as the 0.0.x
+    releases CopilotKit pins, whose schema knows only the ``success`` and ``interrupt`` outcomes) a
+    ``RunAborted`` becomes a ``RUN_FINISHED`` without outcome carrying ``metadata.cancelled: true``.
     """
 
     __slots__ = (
         "_approvals",
         "_args_prefix",
         "_assistant",
+        "_cancelled_outcome",
         "_checker",
         "_done",
         "_ids",
@@ -242,8 +247,12 @@ class AGUIMapper:
         known_approvals: Iterable[str] = (),
         reserved_ids: Iterable[str] = (),
         parent_run_id: str | None = None,
+        protocol_version: str | None = PROTOCOL_VERSION,
     ) -> None:
         self.strict = strict
+        # AG-UI 1.0 clients declare their protocol version in the request and know the cancelled outcome;
+        # earlier ones (@ag-ui/client 0.0.x, pinned by CopilotKit) reject the whole run on it.
+        self._cancelled_outcome = protocol_version is not None
         self.snapshot_when_larger = snapshot_when_larger
         self._checker = SequenceChecker(
             strict=strict, known_tool_calls=known_tool_calls, known_approvals=known_approvals
@@ -409,14 +418,16 @@ class AGUIMapper:
         return self._end(frame)
 
     def _run_aborted(self, event: RunAborted) -> list[Frame]:
-        frame: Frame = {
-            "type": "RUN_FINISHED",
-            "threadId": self._thread_id,
-            "runId": self._run_id,
-            "outcome": {"type": "cancelled"},
-        }
+        frame: Frame = {"type": "RUN_FINISHED", "threadId": self._thread_id, "runId": self._run_id}
+        metadata: dict[str, Any] = {}
+        if self._cancelled_outcome:
+            frame["outcome"] = {"type": "cancelled"}
+        else:
+            metadata["cancelled"] = True
         if event.reason is not None:
-            frame["metadata"] = {"reason": event.reason}
+            metadata["reason"] = event.reason
+        if metadata:
+            frame["metadata"] = metadata
         return self._end(frame)
 
     def _step_started(self, event: StepStarted) -> list[Frame]:

@@ -68,6 +68,7 @@ def mapper_for(body: RunAgentInput, *, strict: bool = False) -> AGUIMapper:
         known_approvals=[r.interrupt_id for r in body.resume or ()],
         reserved_ids=[m.id for m in body.messages],
         parent_run_id=body.parent_run_id,
+        protocol_version=body.protocol_version,
     )
 
 

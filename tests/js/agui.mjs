@@ -4,7 +4,8 @@
 //   the client's own transport (SSE parser), compatibility boundary, schema enforcement, chunk expansion,
 //   verifier and reducers all see exactly what a server would send.
 //   req: {runs: [{body | chunks | chunksBase64, status?, contentType?, parameters?, addMessages?}], threadId?, messages?, state?,
-//        url?}  -- with `url`, the runs go over real HTTP to a live server instead of the stub.
+//        url?, client?}  -- with `url`, the runs go over real HTTP to a live server instead of the stub;
+//        client "0.0" runs them through @ag-ui/client 0.0.59 instead of 1.0.
 //   result: {runs: [{request, events, outcome, result, newMessages, runError, failed, messages, state}],
 //            messages, state, pendingInterrupts}
 // mode "patch": applies patches with fast-json-patch exactly as the client reducer does
@@ -13,6 +14,7 @@
 // mode "parse": validates event dicts with the client's own zod schemas (no pipeline).
 //   req: {events: [...]}   result: {errors: [null | message, ...]}
 import { HttpAgent } from "@ag-ui/client";
+import { HttpAgent as HttpAgent0 } from "agui0"; // @ag-ui/client 0.0.59, the release CopilotKit pins
 import { EventSchema } from "@ag-ui/core/schemas";
 import jsonpatch from "fast-json-patch";
 
@@ -35,7 +37,8 @@ function responseFor(run) {
 async function runMode(req) {
   let current = null;
   const requests = [];
-  const agent = new HttpAgent({
+  const Agent = req.client === "0.0" ? HttpAgent0 : HttpAgent;
+  const agent = new Agent({
     url: req.url ?? "http://streamkit.test/api/agui",
     threadId: req.threadId ?? "thread-1",
     initialMessages: req.messages ?? [],
