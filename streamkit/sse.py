@@ -180,9 +180,10 @@ class Mapper(Protocol):
 
     A mapper may also publish the hot path as ``delta_prefixes``, a mapping from an event type to a mapping
     from block id to bytes: for a delta event (one with ``id`` and ``delta``) found there, the one frame
-    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` and feeding it would change no state (the
-    block is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame
-    without calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would
+    change no state (the block is open in the sequence checker and in the mapper). :func:`encode_frames`
+    then writes that frame without calling ``feed``. The mapper keeps the same mapping objects current,
+    updating them in place.
     """
 
     def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
@@ -263,6 +264,8 @@ async def encode_frames(
                     fields = event.__dict__
                     prefixes = live.get(fields["type"])
                     if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                        if not fields["delta"]:
+                            continue  # an empty delta sends no frame
                         chunk = b"data: " + prefix + _dumps(fields["delta"]) + b"}\n\n"
                     else:
                         frames = feed(event)
@@ -292,6 +295,8 @@ async def encode_frames(
             fields = event.__dict__
             prefixes = live.get(fields["type"])
             if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                if not fields["delta"]:
+                    continue  # an empty delta sends no frame
                 payload = prefix + _dumps(fields["delta"]) + b"}"
                 add(payload)
                 size += len(payload) + 8

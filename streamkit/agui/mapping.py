@@ -533,7 +533,8 @@ class AGUIMapper:
             # An invalid call keeps the model's unparsable argument text as it was.
             raw = event.error is not None and isinstance(event.input, str)
             text = event.input if raw else json_text(event.input)
-            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
+            if text:  # an empty delta sends no frame
+                out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
         self._streamed.discard(event.id)
         end: Frame = {"type": "TOOL_CALL_END", "toolCallId": event.id}
         metadata = _meta(error=event.error, providerMetadata=event.provider_metadata, toolMetadata=event.tool_metadata)
