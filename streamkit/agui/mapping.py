@@ -58,7 +58,6 @@ Facts AG-UI has no field for go in event ``metadata``, which the client merges i
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -99,6 +98,7 @@ from ..events import (
     Usage,
     UserMessage,
 )
+from ..events.logs import run_logger
 from ..sse import dumps, js_value
 from .messages import json_text, to_agui_messages, tool_content
 from .state import PatchError, apply_patch, check_patch, diff, to_json
@@ -115,7 +115,7 @@ __all__ = [
     "AGUIMapper",
 ]
 
-logger = logging.getLogger("streamkit.agui")
+logger = run_logger("streamkit.agui")
 
 PROTOCOL_VERSION = "1.0"
 """The AG-UI protocol version announced in ``RUN_STARTED``."""

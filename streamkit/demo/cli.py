@@ -11,6 +11,7 @@ with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server i
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -88,6 +89,9 @@ def _demo(args: argparse.Namespace) -> int:
     else:
         who = "the offline scripted agent (no API key needed)"
     host = f"[{args.host}]" if ":" in args.host else args.host
+    # streamkit's own lines (a repaired stream, a stalled reader...) as an app would show them
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("streamkit").setLevel(args.log_level.upper())
     print(f"streamkit demo: http://{host}:{args.port}  ({who})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -22,10 +22,10 @@ was still open is discarded: its id stays taken, and a result or approval reques
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from .logs import run_logger
 from .models import (
     ChatEvent,
     ReasoningDelta,
@@ -48,7 +48,7 @@ from .models import (
 
 __all__ = ["ProtocolError", "SequenceChecker", "check"]
 
-logger = logging.getLogger("streamkit.events")
+logger = run_logger("streamkit.events")
 
 _TERMINAL = frozenset({"run-finished", "run-error", "run-aborted"})
 
