@@ -355,3 +355,26 @@ def test_server_shutdown_ends_an_open_run_with_run_error(js: JsOracle) -> None:
     }
     run = client_runs(js, [{"body": body}], messages=BODY["messages"], state=BODY["state"])["runs"][0]
     assert run["failed"] is None and run["runError"]["code"] == "shutdown"
+
+
+async def test_every_invalid_field_of_the_body_is_listed() -> None:
+    app = Starlette(routes=agui.routes(echo))
+    body = {
+        "threadId": "t",
+        "messages": [{"id": "m", "role": "user", "content": 5}, {"role": "assistant", "content": "x"}],
+        "state": {},
+        "tools": [{"description": "no name"}],
+        "context": [],
+    }
+    async with client(app) as http:
+        response = await http.post("/api/agui", json=body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["errors"] == [
+        {"field": "runId", "message": "Field required"},
+        {"field": "messages.0.content", "message": "Input should be a valid string | Input should be a valid list"},
+        {"field": "messages.1.id", "message": "Field required"},
+        {"field": "tools.0.name", "message": "Field required"},
+    ]
+    assert error["field"] == "messages.0.content"  # the deepest, as before
+    assert error["message"].endswith("(and 3 more)")
