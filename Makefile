@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
 
-.PHONY: demo test install install-demo lint typecheck js bench frontend clean
+.PHONY: demo test system-deps install install-demo lint typecheck js bench frontend clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,8 +26,12 @@ js: tests/js/node_modules
 demo: install-demo
 	$(BIN)/streamkit demo --port $(PORT)
 
+## system-deps: Debian's redis-server and chromium for the tests (apt-get as root, else the exact command)
+system-deps:
+	@bash scripts/system-deps.sh
+
 ## test: install everything and run the whole suite (Python, real JS clients, browser)
-test: install js
+test: system-deps install js
 	$(BIN)/ruff check streamkit tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
