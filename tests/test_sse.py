@@ -425,6 +425,7 @@ def test_a_stalled_reader_is_one_warning_line_and_the_agent_is_closed(
     server: LiveServer = live_server(Starlette(routes=routes), log_config=None)
     payload = json.dumps(body).encode()
     caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="streamkit")  # other tests may have quieted it
     with socket.create_connection(("127.0.0.1", server.port)) as client:
         client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         client.sendall(

@@ -62,6 +62,7 @@ def test_the_streamkit_logger_has_a_null_handler() -> None:
 
 def test_run_id_is_in_the_message_and_on_the_record(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="streamkit")
+    caplog.set_level(logging.INFO, logger="streamkit.events")  # other tests may have quieted it
     logger = run_logger("streamkit.test")
     logger.info("before")
     bind_run("run-1")
