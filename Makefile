@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
 
-.PHONY: demo test install install-demo lint typecheck js examples-js bench frontend clean
+.PHONY: demo test install install-demo lint typecheck system-deps js examples-js bench frontend clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,8 +32,12 @@ examples-js: examples/nextjs-usechat/node_modules examples/nextjs-copilotkit/nod
 demo: install-demo
 	$(BIN)/streamkit demo --port $(PORT)
 
+## system-deps: Debian's redis-server and chromium for the tests (apt-get as root, else the exact command)
+system-deps:
+	@bash scripts/system-deps.sh
+
 ## test: install everything and run the whole suite (Python, real JS clients, browser)
-test: install js examples-js
+test: system-deps install js examples-js
 	$(BIN)/ruff check streamkit tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

@@ -6,6 +6,11 @@ AI SDK UI Message Stream and :mod:`streamkit.agui` to the AG-UI protocol, both t
 make streams survive dropped connections and changes of worker.
 """
 
+import logging
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+# The library convention: silent until the app configures logging (see streamkit.events.logs).
+logging.getLogger("streamkit").addHandler(logging.NullHandler())

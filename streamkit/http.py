@@ -2,7 +2,8 @@
 
 Every rejection is a JSON body ``{"error": {"status": 413, "message": "...", "field": "..."}}`` with a
 4xx status; ``field`` names the offending field (a dotted path such as ``messages.0.parts.1.type``) or the
-limit that was exceeded (such as ``limits.max_body_bytes``).
+limit that was exceeded (such as ``limits.max_body_bytes``). A body that fails validation also gets
+``errors``: every invalid field, ``[{"field": "...", "message": "..."}]`` (at most ``MAX_FIELD_ERRORS``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 __all__ = [
+    "MAX_FIELD_ERRORS",
     "Authorize",
     "Forbidden",
     "HTTPError",
@@ -30,6 +32,8 @@ __all__ = [
     "authorize_request",
     "check_messages",
     "error_response",
+    "field_error",
+    "field_errors",
     "parse_request",
     "read_json",
     "validation_error",
@@ -48,20 +52,32 @@ class Limits:
 
 
 class HTTPError(Exception):
-    """A request rejected with a 4xx status and a JSON body naming the field or limit."""
+    """A request rejected with a 4xx status and a JSON body naming the field or limit.
+
+    ``errors`` lists every invalid field of a body that failed validation (``[{"field", "message"}]``, at
+    most :data:`MAX_FIELD_ERRORS`); ``field`` and ``message`` name the first of them.
+    """
 
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        status: int | None = None,
+        errors: list[dict[str, str]] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.errors = errors
         if status is not None:
             self.status = status
 
     def response(self) -> JSONResponse:
         """The JSON error response for this rejection."""
-        return error_response(self.status, self.message, self.field)
+        return error_response(self.status, self.message, self.field, self.errors)
 
 
 class Unauthorized(HTTPError):
@@ -76,11 +92,15 @@ class Forbidden(HTTPError):
     status = 403
 
 
-def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
-    """``{"error": {"status", "message", "field"?}}`` with that status."""
+def error_response(
+    status: int, message: str, field: str | None = None, errors: list[dict[str, str]] | None = None
+) -> JSONResponse:
+    """``{"error": {"status", "message", "field"?, "errors"?}}`` with that status."""
     body: dict[str, Any] = {"status": status, "message": message}
     if field is not None:
         body["field"] = field
+    if errors:
+        body["errors"] = errors
     return JSONResponse({"error": body}, status_code=status)
 
 
@@ -189,15 +209,47 @@ def _too_deep(limits: Limits) -> HTTPError:
     )
 
 
+MAX_FIELD_ERRORS = 20
+"""At most this many invalid fields are listed in an error body's ``errors``."""
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "body"
+
+
+def field_errors(exc: ValidationError, path: Callable[[tuple[Any, ...]], str] = _dotted) -> list[dict[str, str]]:
+    """Every invalid field of ``exc`` as ``{"field", "message"}``, in order.
+
+    ``path`` turns a pydantic location into the field's dotted path. Where a union's alternatives failed at
+    the same field, their messages are joined; where one alternative got further into the value (a longer
+    path under the same field), only the further one is kept.
+    """
+    merged: dict[str, list[str]] = {}
+    for error in exc.errors(include_url=False, include_input=False):
+        messages = merged.setdefault(path(tuple(error["loc"])), [])
+        if error["msg"] not in messages:
+            messages.append(error["msg"])
+    fields = list(merged)
+    deeper = {f for f in fields for g in fields if g != f and g.startswith(f + ".")}
+    return [{"field": f, "message": " | ".join(merged[f])} for f in fields if f not in deeper]
+
+
 def validation_error(exc: ValidationError, *, status: int = 422) -> HTTPError:
-    """An :class:`HTTPError` naming the first invalid field of a pydantic ``ValidationError``."""
-    errors = exc.errors(include_url=False, include_input=False)
+    """An :class:`HTTPError` for a pydantic ``ValidationError``: its invalid fields in ``errors``, the first
+    named in ``field`` and ``message``."""
+    errors = field_errors(exc)
     if not errors:
         return HTTPError("invalid request body", status=status)
-    first = errors[0]
-    field = ".".join(str(p) for p in first["loc"]) or "body"
+    return field_error(errors[0]["field"], errors, status=status)
+
+
+def field_error(field: str, errors: list[dict[str, str]], *, status: int = 422) -> HTTPError:
+    """An :class:`HTTPError` naming ``field`` (one of ``errors``) first and listing ``errors`` (at most
+    :data:`MAX_FIELD_ERRORS`; the message counts them all)."""
+    message = next((e["message"] for e in errors if e["field"] == field), "invalid")
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return HTTPError(f"{field}: {first['msg']}{more}", field=field, status=status)
+    listed = errors[:MAX_FIELD_ERRORS]
+    return HTTPError(f"{field}: {message}{more}", field=field, status=status, errors=listed)
 
 
 Authorize = Callable[[Request], Any]

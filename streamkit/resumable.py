@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import logging
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Any
 from starlette.requests import Request
 
 from .events import RunAborted
+from .events.logs import run_logger
 from .http import HTTPError
 from .sse import SHUTDOWN_TEXT, Mapper, dumps, frame, js_value
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
@@ -51,7 +51,7 @@ __all__ = [
     "principal_key",
 ]
 
-logger = logging.getLogger("streamkit.resumable")
+logger = run_logger("streamkit.resumable")
 
 TOO_LARGE_TEXT = "The response is too long to be kept for resuming."
 """What a client is told when a run outgrows the stream store's bounds."""

@@ -15,12 +15,11 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, cast, get_args
 
 import anyio
 import orjson
@@ -37,6 +36,7 @@ from sse_starlette.sse import (
 from starlette.types import Receive, Scope, Send
 
 from .events import Agent, ChatEvent, RunInput
+from .events.logs import run_logger
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -46,6 +46,7 @@ __all__ = [
     "EventStreamResponse",
     "FrameTooLarge",
     "Mapper",
+    "NotAnEvent",
     "detach",
     "detached_runs",
     "dumps",
@@ -57,7 +58,7 @@ __all__ = [
     "start_agent",
 ]
 
-logger = logging.getLogger("streamkit")
+logger = run_logger("streamkit")
 
 PING = b": ping\n\n"
 """The heartbeat: an SSE comment, ignored by every client."""
@@ -196,9 +197,11 @@ class Mapper(Protocol):
 
     A mapper may also publish the hot path as ``delta_prefixes``, a mapping from an event type to a mapping
     from block id to bytes: for a delta event (one with ``id`` and ``delta``) found there, the one frame
-    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` and feeding it would change no state (the
-    block is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame
-    without calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would
+    change no state (the block is open in the sequence checker and in the mapper). :func:`encode_frames`
+    then writes that frame without calling ``feed``. The mapper keeps the same mapping objects current,
+    updating them in place.
+
 
     A mapper whose class sets ``named_events = True`` returns frames of the form ``{"event": name, "data":
     payload}``, written as ``event: <name>\\ndata: <payload JSON>\\n\\n``; its ``delta_prefixes`` then hold the
@@ -298,6 +301,7 @@ async def encode_frames(
     sep = b"\n\n" + lead
     payload_of = _named_payload if named else _payload
     extra = len(lead) + 2
+    event: Any = None
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)
         try:
@@ -307,6 +311,8 @@ async def encode_frames(
                     fields = event.__dict__
                     prefixes = live.get(fields["type"])
                     if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                        if not fields["delta"]:
+                            continue  # an empty delta sends no frame
                         chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
                     else:
                         frames = feed(event)
@@ -323,7 +329,7 @@ async def encode_frames(
                     yield chunk
                 tail = mapper.close()
             except Exception as exc:
-                tail = _failure(mapper, exc, expose_errors, on_error)
+                tail = _failure(mapper, _not_an_event(event) or exc, expose_errors, on_error)
             yield _encode_tail(mapper, tail, expose_errors, on_error) + trailer
         finally:
             await _aclose(iterator)
@@ -341,6 +347,8 @@ async def encode_frames(
             fields = event.__dict__
             prefixes = live.get(fields["type"])
             if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                if not fields["delta"]:
+                    continue  # an empty delta sends no frame
                 payload = prefix + _dumps(fields["delta"]) + b"}"
                 add(payload)
                 size += len(payload) + extra
@@ -378,7 +386,7 @@ async def encode_frames(
                 size = 0
         tail = mapper.close()
     except Exception as exc:
-        tail = _failure(mapper, exc, expose_errors, on_error)
+        tail = _failure(mapper, _not_an_event(event) or exc, expose_errors, on_error)
     head = lead + sep.join(payloads) + b"\n\n" if payloads else b""
     yield head + _encode_tail(mapper, tail, expose_errors, on_error) + trailer
 
@@ -392,6 +400,28 @@ def _fitting(frames: list[dict[str, Any]], encode: Callable[[list[dict[str, Any]
             break
         out += chunk
     return out
+
+
+
+_EVENT_CLASSES: tuple[type, ...] = get_args(get_args(ChatEvent)[0])
+
+
+class NotAnEvent(TypeError):
+    """The agent yielded something that is not a ``ChatEvent`` (a dict, say)."""
+
+    def __init__(self, value: object) -> None:
+        kind = type(value).__name__
+        hint = "build events with the classes of streamkit.events"
+        if isinstance(value, dict):
+            hint += ", or validate dicts with streamkit.events.chat_event_adapter.validate_python(...)"
+        super().__init__(f"the agent yielded a {kind} ({value!r:.80}), expected a ChatEvent: {hint}")
+
+
+def _not_an_event(value: object) -> NotAnEvent | None:
+    """The error to report when the stream failed on ``value`` because it is not an event."""
+    if value is None or isinstance(value, _EVENT_CLASSES):
+        return None
+    return NotAnEvent(value)
 
 
 class FrameTooLarge(ValueError):
@@ -411,6 +441,8 @@ def _failure(
             on_error(exc)
         except Exception:  # a failing hook must not tear the stream
             logger.exception("on_error hook failed")
+    elif isinstance(exc, NotAnEvent):  # the message says it all; a traceback into the writer would not help
+        logger.error("agent stream failed: %s", exc)
     else:
         logger.error("agent stream failed", exc_info=exc)
     return mapper.fail(error_text(exc, expose_errors))
@@ -486,16 +518,30 @@ class EventStreamResponse(EventSourceResponse):
         self._shutting_down = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        stalled = False
         try:
             if scope["type"] == "http" and scope.get("method", "GET").upper() != "HEAD":
                 await self._run(receive, send)
             else:  # HEAD and WebSocket denial: sse-starlette's own handling
                 await super().__call__(scope, receive, send)
+        except SendTimeoutError:
+            # A client that stopped reading is an expected event, not a crash: one line, no traceback. The
+            # response cannot be completed (the connection is stuck), so the server closes it.
+            stalled = True
+            self.active = False
         finally:
             # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
             # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
             with anyio.CancelScope(shield=True):
                 await _aclose(self.body_iterator)
+        if stalled:
+            logger.warning(
+                "%s %s: the client took no data for %s s (send_timeout); stream dropped",
+                scope.get("method", "GET"),
+                scope.get("path", "?"),
+                f"{self.send_timeout:g}",
+            )
+            return
         if self._shutting_down and self.active and self._on_shutdown is not None:
             # The server is shutting down and cancelled the stream mid-run: end it with the protocol's
             # terminal frames instead of a torn body.

@@ -119,3 +119,25 @@ def test_authorize_principal_sync_and_async() -> None:
     assert response.json()["principal"] == "ann"
     response = make_client(authorize=lambda r: {"sub": 1}).post("/x", json={"id": "c", "messages": []})
     assert response.json()["principal"] == {"sub": 1}
+
+
+def test_every_invalid_field_is_listed_with_its_path() -> None:
+    response = make_client().post("/x", json={"messages": [1, {}, "x"]})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["field"] == "id" and error["message"] == "id: Field required (and 2 more)"  # as before
+    assert error["errors"] == [
+        {"field": "id", "message": "Field required"},
+        {"field": "messages.0", "message": "Input should be a valid dictionary"},
+        {"field": "messages.2", "message": "Input should be a valid dictionary"},
+    ]
+
+
+def test_the_list_of_invalid_fields_is_bounded() -> None:
+    from streamkit.http import MAX_FIELD_ERRORS
+
+    response = make_client().post("/x", json={"id": "c", "messages": list(range(100))})
+    error = response.json()["error"]
+    assert len(error["errors"]) == MAX_FIELD_ERRORS
+    assert error["errors"][0] == {"field": "messages.0", "message": "Input should be a valid dictionary"}
+    assert error["message"] == "messages.0: Input should be a valid dictionary (and 99 more)"

@@ -3,7 +3,9 @@ and the agent's generator closed when the client goes away."""
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import math
 import threading
 import time
@@ -136,6 +138,36 @@ async def test_agent_exception_is_masked_unless_exposed() -> None:
     assert isinstance(seen[0], RuntimeError)
     exposed = frames_of(await collect(failing(), expose_errors=True))
     assert exposed[-1] == {"type": "error", "errorText": "secret database password"}
+
+
+@pytest.mark.parametrize("where", ["first", "after a delta"])
+@pytest.mark.parametrize("ready", [True, False], ids=["list", "async"])
+async def test_a_plain_dict_from_the_agent_is_named_as_such(
+    caplog: pytest.LogCaptureFixture, ready: bool, where: str
+) -> None:
+    from streamkit import agui, aisdk
+
+    wrong = {"type": "text-delta", "id": "t", "delta": "hi"}
+    events: list[Any] = [RunStarted(), TextStart(id="t")] + ([TextDelta(id="t", delta="x")] if where != "first" else [])
+    events.append(wrong)
+
+    async def agent() -> AsyncIterator[Any]:
+        for event in events:
+            yield event
+
+    for encode in (aisdk.encode, functools.partial(agui.encode, thread_id="th", run_id="run")):
+        seen: list[BaseException] = []
+        caplog.clear()
+        body = b"".join([c async for c in encode(events if ready else agent(), on_error=seen.append)])
+        assert b"An error occurred." in body  # masked for the client, as any agent failure
+        text = str(seen[0])
+        assert isinstance(seen[0], TypeError)
+        assert text.startswith("the agent yielded a dict ({'type': 'text-delta'")
+        assert "expected a ChatEvent" in text and "streamkit.events.chat_event_adapter" in text
+        exposed = b"".join([c async for c in encode(list(events), expose_errors=True)])
+        assert b"the agent yielded a dict" in exposed
+        failed = [r for r in caplog.records if r.getMessage().startswith("agent stream failed")]
+        assert [(r.getMessage(), r.exc_info) for r in failed] == [(f"agent stream failed: {text}", None)]
 
 
 async def test_unserializable_value_ends_the_stream_with_an_error_frame() -> None:
@@ -377,3 +409,57 @@ def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+# --- a client that stops reading -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_a_stalled_reader_is_one_warning_line_and_the_agent_is_closed(
+    live_server: Any, caplog: pytest.LogCaptureFixture, protocol: str
+) -> None:
+    import socket
+
+    from streamkit import agui, aisdk
+
+    closed = threading.Event()
+
+    async def agent(run: Any) -> AsyncIterator[ChatEvent]:
+        try:
+            yield RunStarted()
+            yield TextStart(id="t")
+            while True:  # far more than the socket buffers hold
+                yield TextDelta(id="t", delta="x" * 65536)
+                await anyio.sleep(0)
+        finally:
+            closed.set()
+
+    if protocol == "aisdk":
+        path, routes = "/api/chat", aisdk.routes(agent, send_timeout=0.5)
+        body = {"id": "chat-1", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    else:
+        path, routes = "/api/agui", agui.routes(agent, send_timeout=0.5)
+        body = {"threadId": "th", "runId": "run-7", "messages": [], "state": {}, "tools": [], "context": []}
+    # log_config=None: uvicorn's own lines reach the root logger, where caplog sees them
+    server: LiveServer = live_server(Starlette(routes=routes), log_config=None)
+    payload = json.dumps(body).encode()
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="streamkit")  # other tests may have quieted it
+    with socket.create_connection(("127.0.0.1", server.port)) as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.sendall(
+            f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
+        assert closed.wait(10), "the agent was not closed"  # the client reads nothing meanwhile
+    server.__exit__()
+    mine = [r for r in caplog.records if r.name.startswith("streamkit")]
+    assert [r.levelname for r in mine] == ["WARNING"], [r.getMessage() for r in mine]
+    line = mine[0].getMessage()
+    assert f"POST {path}: the client took no data for 0.5 s (send_timeout); stream dropped" in line
+    assert line.startswith("run run-7: " if protocol == "agui" else "run run-")
+    assert all(r.exc_info is None for r in caplog.records), [r.getMessage() for r in caplog.records]
+    # uvicorn's own account: the response could not be completed, so it closes the connection (one line)
+    theirs = [r.getMessage() for r in caplog.records if r.name.startswith("uvicorn") and r.levelno >= logging.WARNING]
+    assert theirs in ([], ["ASGI callable returned without completing response."]), theirs

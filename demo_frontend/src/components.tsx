@@ -364,10 +364,39 @@ export function FrameInspector({ log, route }: { log: FrameLog; route: string })
   const [deltas, setDeltas] = useState(true);
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  // Only the user stops the list from following new frames: a scroll event can also come from the list
+  // being resized (the state panel above it grows) or from our own scroll, and must not count.
+  const touched = useRef(0);
+  const held = useRef(false);
   useLayoutEffect(() => {
     const el = box.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [frames, deltas]);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const release = () => {
+      held.current = false;
+    };
+    window.addEventListener("pointerup", release);
+    const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    resized?.observe(el);
+    return () => {
+      window.removeEventListener("pointerup", release);
+      resized?.disconnect();
+    };
+  }, []);
+  const byHand = () => {
+    touched.current = performance.now();
+  };
+  const onScroll = () => {
+    const el = box.current;
+    if (!el) return;
+    if (el.scrollHeight - el.scrollTop - el.clientHeight < 40) stick.current = true;
+    else if (held.current || performance.now() - touched.current < 600) stick.current = false;
+  };
   const shown = deltas ? frames : frames.filter((f) => !DELTA.test(f.label));
   return (
     <section className="panel inspector" data-testid="frame-log" data-count={log.count}>
@@ -387,9 +416,14 @@ export function FrameInspector({ log, route }: { log: FrameLog; route: string })
       <div
         className="frames"
         ref={box}
-        onScroll={() => {
-          const el = box.current;
-          if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        tabIndex={0}
+        onScroll={onScroll}
+        onWheel={byHand}
+        onTouchMove={byHand}
+        onKeyDown={byHand}
+        onPointerDown={() => {
+          held.current = true;
+          byHand();
         }}
       >
         {shown.length === 0 && <p className="muted placeholder">Raw SSE frames appear here as they arrive.</p>}

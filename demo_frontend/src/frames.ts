@@ -63,12 +63,18 @@ export class FrameLog {
   }
 }
 
-/** The frame's type for the label, and its JSON without the type for the text (the raw data otherwise). */
+/** The frame's type for the label, and its JSON without the type for the text (the raw data otherwise). A
+ * text, reasoning or tool-argument delta shows its text first, then the ids: that is what one reads. */
 function describe(data: string): [string, string] {
   try {
     const value = JSON.parse(data);
     if (value && typeof value === "object" && !Array.isArray(value) && typeof value.type === "string") {
-      const { type, ...rest } = value as { type: string };
+      const { type, ...rest } = value as { type: string } & Record<string, unknown>;
+      const key = typeof rest.delta === "string" ? "delta" : typeof rest.inputTextDelta === "string" ? "inputTextDelta" : null;
+      if (key !== null) {
+        const { [key]: delta, ...ids } = rest;
+        return [type, `${JSON.stringify(delta)}  ${JSON.stringify(ids)}`];
+      }
       return [type, JSON.stringify(rest)];
     }
   } catch {

@@ -59,7 +59,6 @@ Facts AG-UI has no field for go in event ``metadata``, which the client merges i
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -100,6 +99,7 @@ from ..events import (
     Usage,
     UserMessage,
 )
+from ..events.logs import run_logger
 from ..sse import dumps, js_value
 from .messages import json_text, to_agui_messages, tool_content
 from .state import PatchError, apply_patch, check_patch, diff, to_json
@@ -116,7 +116,7 @@ __all__ = [
     "AGUIMapper",
 ]
 
-logger = logging.getLogger("streamkit.agui")
+logger = run_logger("streamkit.agui")
 
 PROTOCOL_VERSION = "1.0"
 """The AG-UI protocol version announced in ``RUN_STARTED``."""
@@ -544,7 +544,8 @@ class AGUIMapper:
             # An invalid call keeps the model's unparsable argument text as it was.
             raw = event.error is not None and isinstance(event.input, str)
             text = event.input if raw else json_text(event.input)
-            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
+            if text:  # an empty delta sends no frame
+                out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
         self._streamed.discard(event.id)
         end: Frame = {"type": "TOOL_CALL_END", "toolCallId": event.id}
         metadata = _meta(error=event.error, providerMetadata=event.provider_metadata, toolMetadata=event.tool_metadata)

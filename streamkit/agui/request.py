@@ -31,7 +31,7 @@ from ..events import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..http import HTTPError, Limits, check_messages
+from ..http import HTTPError, Limits, check_messages, field_error, field_errors
 
 __all__ = [
     "ActivityMessage",
@@ -319,12 +319,12 @@ def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentIn
     try:
         return RunAgentInput.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
+        errors = field_errors(exc, _field_path)
+        if not errors:
+            raise HTTPError("invalid request body", status=422) from None
         # Of a union's alternatives, the one that got furthest names the field best.
-        paths = [_field_path(tuple(e["loc"])) for e in errors]
-        best = max(range(len(errors)), key=lambda i: paths[i].count("."))
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise HTTPError(f"{paths[best]}: {errors[best]['msg']}{more}", field=paths[best], status=422) from None
+        best = max(errors, key=lambda e: e["field"].count("."))["field"]
+        raise field_error(best, errors) from None
 
 
 # --- conversion ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent
+from ..events.logs import bind_run
 from ..http import Authorize, HTTPError, Limits, parse_request
 from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
@@ -105,6 +106,7 @@ def routes(
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal)
+        bind_run(run.run_id)  # log lines from here on name the run
         mapper = mapper_for(body, strict=strict)
         frames = encode_frames(
             start_agent(agent, run),

@@ -16,7 +16,6 @@ dropped from them.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -61,6 +60,7 @@ from ..events import (
     Usage,
     UserMessage,
 )
+from ..events.logs import run_logger
 from ..sse import dumps, js_value
 from .request import STATE_PART_ID, to_ui_messages
 
@@ -74,7 +74,7 @@ __all__ = [
     "safe_json",
 ]
 
-logger = logging.getLogger("streamkit.aisdk")
+logger = run_logger("streamkit.aisdk")
 
 Chunk = dict[str, Any]
 """One UI Message Stream chunk: a JSON object with a string ``type``."""

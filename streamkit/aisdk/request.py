@@ -39,7 +39,7 @@ from ..events import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..http import HTTPError, Limits, check_messages
+from ..http import HTTPError, Limits, check_messages, field_error, field_errors
 
 __all__ = [
     "STATE_PART_ID",
@@ -301,16 +301,17 @@ class ChatRequest(_Loose):
         return dict(self.model_extra or {})
 
 
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc if not (isinstance(p, str) and p.startswith("part:"))) or "body"
+
+
 def request_error(exc: ValidationError, *, status: int = 422) -> HTTPError:
-    """An :class:`~streamkit.http.HTTPError` naming the first invalid field of a body (``messages.0.role``)."""
-    errors = exc.errors(include_url=False, include_input=False)
+    """An :class:`~streamkit.http.HTTPError` naming the first invalid field of a body (``messages.0.role``)
+    and listing every invalid field in ``errors``."""
+    errors = field_errors(exc, _field_path)
     if not errors:
         return HTTPError("invalid request body", status=status)
-    first = errors[0]
-    loc = [p for p in first["loc"] if not (isinstance(p, str) and p.startswith("part:"))]
-    field = ".".join(str(p) for p in loc) or "body"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return HTTPError(f"{field}: {first['msg']}{more}", field=field, status=status)
+    return field_error(errors[0]["field"], errors, status=status)
 
 
 def parse_chat_request(data: Any, limits: Limits | None = None) -> ChatRequest:

@@ -14,7 +14,6 @@ stream with one ``error`` chunk (a generic text unless ``expose_errors``; ``on_e
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
@@ -23,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, RunInput
+from ..events.logs import bind_run, run_logger
 from ..http import Authorize, HTTPError, Limits, authorize_request, parse_request
 from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
@@ -40,7 +40,7 @@ __all__ = [
     "routes",
 ]
 
-logger = logging.getLogger("streamkit.aisdk")
+logger = run_logger("streamkit.aisdk")
 
 DONE = b"data: [DONE]\n\n"
 """The frame that ends every UI Message Stream."""
@@ -172,6 +172,7 @@ def routes(
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
+        bind_run(run.run_id)  # log lines from here on name the run
         mapper = mapper_for(body, run, sdk_version=sdk_version, strict=strict)
         frames = encode_frames(
             start_agent(agent, run),

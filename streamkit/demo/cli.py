@@ -11,7 +11,10 @@ with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server i
 from __future__ import annotations
 
 import argparse
+import errno
+import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -67,6 +70,23 @@ def make_agent(args: argparse.Namespace) -> Agent:
     return OpenAIAgent.from_config(config, max_steps=args.max_steps)
 
 
+def _port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, say), or None when it can. Probes as uvicorn binds
+    (``SO_REUSEADDR``), so only a socket that really holds the port counts."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"unknown host: {exc}"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return "address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+    return None
+
+
 def _demo(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -81,6 +101,15 @@ def _demo(args: argparse.Namespace) -> int:
     if args.pacing < 0:
         print("--pacing must be >= 0", file=sys.stderr)
         return 2
+    busy = _port_in_use(args.host, args.port)
+    if busy is not None:
+        print(
+            f"streamkit demo: cannot listen on {args.host}:{args.port} ({busy}); "
+            f"pick another port with --port, e.g. `streamkit demo --port {args.port + 10}` "
+            f"or `make demo PORT={args.port + 10}`",
+            file=sys.stderr,
+        )
+        return 1
     agent = make_agent(args)
     app = create_app(agent, cors_origins=args.cors_origin)
     if isinstance(agent, OpenAIAgent):
@@ -88,6 +117,9 @@ def _demo(args: argparse.Namespace) -> int:
     else:
         who = "the offline scripted agent (no API key needed)"
     host = f"[{args.host}]" if ":" in args.host else args.host
+    # streamkit's own lines (a repaired stream, a stalled reader...) as an app would show them
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("streamkit").setLevel(args.log_level.upper())
     print(f"streamkit demo: http://{host}:{args.port}  ({who})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -12,6 +12,9 @@ that another kind of block already uses, and drops what cannot be repaired, logg
 
 A ``RunError`` or ``RunAborted`` may arrive with blocks open in both modes: they are closed first.
 
+An empty text, reasoning or tool-argument delta is passed on as nothing (in both modes; a delta that implies
+its block still opens it): the protocols want non-empty chunks, and an empty one changes nothing.
+
 A ``StepReset`` closes every open text, reasoning and tool-call-input block *without* an end event (their
 content is discarded with the step; their ids may be opened again). Steps stay open. A tool call whose input
 was still open is discarded: its id stays taken, and a result or approval request for it is refused.
@@ -19,10 +22,10 @@ was still open is discarded: its id stays taken, and a result or approval reques
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from .logs import run_logger
 from .models import (
     ChatEvent,
     ReasoningDelta,
@@ -45,7 +48,7 @@ from .models import (
 
 __all__ = ["ProtocolError", "SequenceChecker", "check"]
 
-logger = logging.getLogger("streamkit.events")
+logger = run_logger("streamkit.events")
 
 _TERMINAL = frozenset({"run-finished", "run-error", "run-aborted"})
 
@@ -141,8 +144,9 @@ class SequenceChecker:
     def streaming(self, kind: Literal["text", "reasoning", "tool-call"]) -> Mapping[str, object]:
         """The ids of the open blocks of ``kind`` (tool calls: those whose input is still streaming).
 
-        A live, read-only view: a delta for one of these ids passes :meth:`feed` unchanged and changes
-        nothing, which lets a mapper take a fast path for it without feeding it.
+        A live, read-only view: a non-empty delta for one of these ids passes :meth:`feed` unchanged and
+        changes nothing (an empty one is dropped), which lets a mapper take a fast path for it without
+        feeding it.
         """
         if kind == "text":
             return self._text
@@ -293,15 +297,19 @@ class SequenceChecker:
     def _text_delta(self, event: TextDelta) -> list[ChatEvent]:
         bid = event.id
         if bid in self._text and not self._alias:
-            return [event]
+            return [event] if event.delta else []  # an empty delta sends nothing
         bid = self._resolve("text", bid)
         if bid in self._text:
+            if not event.delta:
+                return []
             return [event if bid == event.id else TextDelta(id=bid, delta=event.delta)]
         if self.strict:
             raise ProtocolError(event, f"delta for an unopened text id {event.id!r}")
         start = self._text_start(TextStart(id=event.id))
         bid = self._resolve("text", event.id)
         logger.warning("opened text block %r implied by a delta", bid)
+        if not event.delta:
+            return start  # the implied block opens; its empty delta sends nothing
         return [*start, event if bid == event.id else TextDelta(id=bid, delta=event.delta)]
 
     def _text_end(self, event: ChatEvent) -> list[ChatEvent]:
@@ -323,15 +331,19 @@ class SequenceChecker:
     def _reasoning_delta(self, event: ReasoningDelta) -> list[ChatEvent]:
         bid = event.id
         if bid in self._reasoning and not self._alias:
-            return [event]
+            return [event] if event.delta else []  # an empty delta sends nothing
         bid = self._resolve("reasoning", bid)
         if bid in self._reasoning:
+            if not event.delta:
+                return []
             return [event if bid == event.id else ReasoningDelta(id=bid, delta=event.delta)]
         if self.strict:
             raise ProtocolError(event, f"delta for an unopened reasoning id {event.id!r}")
         start = self._reasoning_start(ReasoningStart(id=event.id))
         bid = self._resolve("reasoning", event.id)
         logger.warning("opened reasoning block %r implied by a delta", bid)
+        if not event.delta:
+            return start  # the implied block opens; its empty delta sends nothing
         return [*start, event if bid == event.id else ReasoningDelta(id=bid, delta=event.delta)]
 
     def _reasoning_end(self, event: ChatEvent) -> list[ChatEvent]:
@@ -361,9 +373,11 @@ class SequenceChecker:
     def _tool_delta(self, event: ToolCallArgsDelta) -> list[ChatEvent]:
         bid = event.id
         if bid in self._tools_open and not self._alias:
-            return [event]
+            return [event] if event.delta else []  # an empty delta sends nothing
         bid = self._resolve("tool-call", bid)
         if bid in self._tools_open:
+            if not event.delta:
+                return []
             return [event if bid == event.id else ToolCallArgsDelta(id=bid, delta=event.delta)]
         return self._reject(event, f"argument delta for an unopened tool call {event.id!r}")
 

@@ -24,18 +24,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
+from ..events.logs import run_logger
 from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits
 
 __all__ = ["RedisStore"]
 
-logger = logging.getLogger("streamkit.store")
+logger = run_logger("streamkit.store")
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end

@@ -8,6 +8,7 @@ import base64
 import logging
 from typing import Any
 
+import pytest
 from agui_expect import expect, repaired, same
 from agui_strategies import careful_runs, sloppy_runs
 from agui_support import HISTORY, body_of, client_run, client_runs, custom_events, frames_of
@@ -557,3 +558,48 @@ def test_text_written_into_the_runs_assistant_message(js: JsOracle) -> None:
         "role": "assistant",
         "content": "Hello, again",
     }
+
+
+EMPTY_DELTAS: list[ChatEvent] = [
+    RunStarted(),
+    ReasoningStart(id="r"),
+    ReasoningDelta(id="r", delta=""),
+    ReasoningEnd(id="r"),
+    TextStart(id="t"),
+    TextDelta(id="t", delta=""),
+    TextDelta(id="t", delta="Hi"),
+    TextDelta(id="t", delta=""),
+    TextEnd(id="t"),
+    TextDelta(id="implied", delta=""),  # opens the message, sends no content
+    TextEnd(id="implied"),
+    ToolCallStart(id="c", name="f"),
+    ToolCallArgsDelta(id="c", delta=""),
+    ToolCallArgsDelta(id="c", delta='{"a":1}'),
+    ToolCallArgsDelta(id="c", delta=""),
+    ToolCallEnd(id="c"),
+    ToolCallStart(id="c2", name="g"),
+    ToolCallArgsDelta(id="c2", delta=""),
+    ToolCallEnd(id="c2", input={"b": 2}),  # nothing streamed: the final input goes as the arguments
+    RunFinished(),
+]
+
+
+@pytest.mark.parametrize("ready", [True, False], ids=["list", "async"])
+def test_empty_deltas_send_no_event_but_open_and_close_their_message(js: JsOracle, ready: bool) -> None:
+    async def agent() -> Any:
+        for event in EMPTY_DELTAS:
+            yield event
+
+    frames = frames_of(body := body_of(list(EMPTY_DELTAS) if ready else agent(), state={}))
+    assert not [f for f in frames if f.get("delta") == ""]
+    types = [f["type"] for f in frames]
+    assert types.count("TEXT_MESSAGE_START") == types.count("TEXT_MESSAGE_END") == 2
+    assert types.count("REASONING_MESSAGE_START") == types.count("REASONING_MESSAGE_END") == 1
+    assert types.count("TEXT_MESSAGE_CONTENT") == 1 and types.count("REASONING_MESSAGE_CONTENT") == 0
+    assert [f["delta"] for f in frames if f["type"] == "TOOL_CALL_ARGS"] == ['{"a":1}', '{"b":2}']
+    run = client_run(js, body)
+    assert run["outcome"] == "success"
+    by_id = {m["id"]: m for m in run["messages"]}
+    assert by_id["t"]["content"] == "Hi"
+    assert by_id["implied"]["content"] == ""
+    assert [c["function"]["arguments"] for c in by_id["implied"]["toolCalls"]] == ['{"a":1}', '{"b":2}']

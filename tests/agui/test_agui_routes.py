@@ -370,3 +370,26 @@ async def test_an_oversized_first_event_still_starts_the_run(js: JsOracle) -> No
     answer = js.call("agui", {"runs": [{"body": body}], "messages": [], "state": {}})
     assert answer["ok"], answer.get("error")
     assert answer["result"]["runs"][0]["runError"]["message"] == "An error occurred."
+
+
+async def test_every_invalid_field_of_the_body_is_listed() -> None:
+    app = Starlette(routes=agui.routes(echo))
+    body = {
+        "threadId": "t",
+        "messages": [{"id": "m", "role": "user", "content": 5}, {"role": "assistant", "content": "x"}],
+        "state": {},
+        "tools": [{"description": "no name"}],
+        "context": [],
+    }
+    async with client(app) as http:
+        response = await http.post("/api/agui", json=body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["errors"] == [
+        {"field": "runId", "message": "Field required"},
+        {"field": "messages.0.content", "message": "Input should be a valid string | Input should be a valid list"},
+        {"field": "messages.1.id", "message": "Field required"},
+        {"field": "tools.0.name", "message": "Field required"},
+    ]
+    assert error["field"] == "messages.0.content"  # the deepest, as before
+    assert error["message"].endswith("(and 3 more)")

@@ -290,3 +290,49 @@ def test_generated_runs_through_the_v5_and_v6_chat(js: JsOracle, events: list[Ch
 @given(events=chat_events, version=st.sampled_from(VERSIONS))
 def test_generated_runs_through_read_ui_message_stream(js: JsOracle, events: list[ChatEvent], version: int) -> None:
     _check_against_client(js, events, version, "read")
+
+
+# -- empty deltas ----------------------------------------------------------------------------------------
+
+EMPTY_DELTAS: list[ChatEvent] = [
+    RunStarted(),
+    ReasoningStart(id="r"),
+    ReasoningDelta(id="r", delta=""),
+    ReasoningEnd(id="r"),
+    TextStart(id="t"),
+    TextDelta(id="t", delta=""),
+    TextDelta(id="t", delta="Hi"),
+    TextDelta(id="t", delta=""),
+    TextEnd(id="t"),
+    TextDelta(id="implied", delta=""),  # opens the block, sends no delta
+    TextEnd(id="implied"),
+    ToolCallStart(id="c", name="f"),
+    ToolCallArgsDelta(id="c", delta=""),
+    ToolCallArgsDelta(id="c", delta='{"a":1}'),
+    ToolCallArgsDelta(id="c", delta=""),
+    ToolCallEnd(id="c"),
+    RunFinished(),
+]
+
+
+@pytest.mark.parametrize("ready", [True, False], ids=["list", "async"])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_empty_deltas_send_no_chunk_but_open_and_close_their_part(js: JsOracle, version: int, ready: bool) -> None:
+    async def agent() -> Any:
+        for event in EMPTY_DELTAS:
+            yield event
+
+    body = body_of(list(EMPTY_DELTAS) if ready else agent(), sdk_version=version)
+    chunks = split_frames(body)
+    assert not [c for c in chunks if c.get("delta") == "" or c.get("inputTextDelta") == ""]
+    types = [c["type"] for c in chunks]
+    assert types.count("text-start") == types.count("text-end") == 2
+    assert types.count("reasoning-start") == types.count("reasoning-end") == 1
+    assert types.count("text-delta") == types.count("tool-input-delta") == 1
+    result = run_client(js, body, version=version)
+    assert result["status"] == "ready"
+    parts = [p for p in result["message"]["parts"] if p["type"] != "step-start"]
+    assert parts[0]["type"] == "reasoning" and parts[0]["text"] == ""
+    assert parts[1] == {"type": "text", "text": "Hi", "state": "done"}
+    assert parts[2] == {"type": "text", "text": "", "state": "done"}
+    assert parts[3]["input"] == {"a": 1} and parts[3]["state"] == "input-available"

@@ -337,3 +337,19 @@ def test_use_chat_sees_a_4xx_as_an_error(js: JsOracle) -> None:
         result = js.result("aisdk", {"api": f"{server.url}/api/chat"})
     assert result["status"] == "error"
     assert orjson.loads(result["error"]["message"])["error"]["message"] == "sign in first"
+
+
+async def test_every_invalid_field_of_the_body_is_listed() -> None:
+    app = Starlette(routes=aisdk.routes(echo))
+    body = {"messages": [{"role": "user", "parts": [{"type": "text"}]}, {"id": "x", "role": "bogus", "parts": []}]}
+    async with client(app) as http:
+        response = await http.post("/api/chat", json=body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["errors"] == [
+        {"field": "id", "message": "Field required"},
+        {"field": "messages.0.id", "message": "Field required"},
+        {"field": "messages.0.parts.0.text", "message": "Field required"},
+        {"field": "messages.1.role", "message": "Input should be 'system', 'user' or 'assistant'"},
+    ]
+    assert error["field"] == "id" and error["message"] == "id: Field required (and 3 more)"

@@ -212,3 +212,23 @@ def test_python_dash_m_serves_the_demo() -> None:
         proc.terminate()
         output, _ = proc.communicate(timeout=10)
     assert f"streamkit demo: http://127.0.0.1:{port}" in output
+
+
+def test_a_busy_port_is_refused_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        assert main(["demo", "--port", str(port), "--offline"]) == 1
+    out, err = capsys.readouterr()
+    assert "http://" not in out  # no URL printed for a server that will not start
+    assert f"cannot listen on 127.0.0.1:{port} (address already in use)" in err
+    assert f"--port, e.g. `streamkit demo --port {port + 10}` or `make demo PORT={port + 10}`" in err
+
+
+def test_make_demo_takes_the_port_from_port() -> None:
+    done = subprocess.run(
+        ["make", "-n", "demo", "PORT=8010"], cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "streamkit demo --port 8010" in done.stdout
