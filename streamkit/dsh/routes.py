@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, Message, RunInput, ToolCallPart, ToolResultPart
+from ..events.logs import bind_run
 from ..http import Authorize, HTTPError, Limits, authorize_request, error_response, parse_request
 from ..sse import ErrorHook, EventStreamResponse, encode_frames, shutdown_frames, start_agent
 from .fold import fold, parse_sse
@@ -143,6 +144,7 @@ def routes(
         except HTTPError as exc:
             return exc.response()
         run_input = to_run_input(body, history=session.history, principal=principal, run_id=run.run_id)
+        bind_run(run_input.run_id)  # log lines from here on name the run
         mapper = mapper_for(run_input, model=model, strict=strict)
         frames = encode_frames(
             run.guard(start_agent(agent, run_input)),

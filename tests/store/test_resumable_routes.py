@@ -77,6 +77,7 @@ def agui_body(thread: str) -> dict[str, Any]:
         "tools": [],
         "context": [],
         "forwardedProps": {},
+        "protocolVersion": "1.0",  # as @ag-ui/client 1.0 declares (a stop is then the cancelled outcome)
     }
 
 

@@ -298,6 +298,7 @@ def test_agui_reattach_checks_the_owner_and_cancel_reaches_the_run(pair: tuple[W
         "tools": [],
         "context": [],
         "forwardedProps": {},
+        "protocolVersion": "1.0",  # as @ag-ui/client 1.0 declares (a stop is then the cancelled outcome)
     }
     with httpx.Client(timeout=10) as client:
         with client.stream("POST", a.url + "/api/agui", json=body, headers=ALICE) as response:
