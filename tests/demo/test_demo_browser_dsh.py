@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_demo_browser import ARTIFACTS, browser, demo_url, pytestmark
+from test_demo_browser import ARTIFACTS, browser, demo_url
 
-__all__ = ["browser", "demo_url", "pytestmark"]
+__all__ = ["browser", "demo_url"]
 
 PANE = "pane-dsh"
 

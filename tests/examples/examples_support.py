@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "demo"))
-from test_demo_browser import ARGS, CHROMIUM  # the demo's browser settings, shared
+from test_demo_browser import ARGS, CHROMIUM, require_chromium  # the demo's browser settings, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -52,6 +52,7 @@ selector => {
 def browser() -> Iterator[Any]:
     """Headless Debian Chromium through Playwright, for one test module."""
     sync_api = pytest.importorskip("playwright.sync_api")
+    require_chromium()
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         yield launched
