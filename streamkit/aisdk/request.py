@@ -380,7 +380,7 @@ def _part_to_neutral(part: Any) -> list[Part]:
         filename = part.filename if isinstance(part, FileUIPart) else None
         return [FilePart(url=part.url, media_type=part.mediaType, filename=filename)]
     if isinstance(part, ReasoningUIPart):
-        return [ReasoningPart(text=part.text)]
+        return [ReasoningPart(text=part.text, provider_metadata=part.providerMetadata)]
     if isinstance(part, ToolUIPart | DynamicToolUIPart):
         return _tool_to_neutral(part)
     return []
@@ -483,7 +483,10 @@ def to_ui_messages(messages: list[Message]) -> list[dict[str, Any]]:
             if isinstance(part, TextPart):
                 parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ReasoningPart):
-                parts.append({"type": "reasoning", "text": part.text})
+                reasoning: dict[str, Any] = {"type": "reasoning", "text": part.text}
+                if part.provider_metadata is not None:
+                    reasoning["providerMetadata"] = part.provider_metadata
+                parts.append(reasoning)
             elif isinstance(part, FilePart):
                 file: dict[str, Any] = {"type": "file", "mediaType": part.media_type, "url": part.url}
                 if part.filename is not None:
