@@ -84,8 +84,9 @@ from ..events import (
     ToolResult,
     ToolResultPart,
     Usage,
+    hitl,
 )
-from .tools import ServerTool, run_server_tool
+from .tools import ServerTool, ToolError, run_server_tool
 
 __all__ = [
     "Provider",
@@ -131,7 +132,8 @@ def describe_error(exc: BaseException) -> RunError:
     if not isinstance(message, str) or not message:
         error = getattr(exc, "error", None)
         message = error if isinstance(error, str) and error else (str(exc) or type(exc).__name__)
-    return RunError(message=message, code=code or "model_error")
+    own = getattr(exc, "code", None)
+    return RunError(message=message, code=code or (own if isinstance(own, str) and own else "model_error"))
 
 
 def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
@@ -210,6 +212,7 @@ class StepTranslator:
         self._reasoning: str | None = None
         self._reasoning_buf: list[str] = []
         self._calls: dict[Hashable, _Call] = {}
+        self._citations: list[Citation] = []
 
     # -- to implement --------------------------------------------------------------------------------
 
@@ -272,10 +275,12 @@ class StepTranslator:
         provider_metadata: ProviderMetadata | None = None,
         citations: list[Citation] | None = None,
     ) -> None:
-        """Close the open text block, if any."""
+        """Close the open text block, if any, with ``citations`` and those given to :meth:`cite`."""
         if self._text is None:
             return
-        out.append(TextEnd(id=self._text, provider_metadata=provider_metadata, citations=citations or None))
+        cited = [*self._citations, *(citations or ())]
+        self._citations = []
+        out.append(TextEnd(id=self._text, provider_metadata=provider_metadata, citations=cited or None))
         self.parts.append(TextPart(text="".join(self._text_buf)))
         self._text, self._text_buf = None, []
 
@@ -310,6 +315,12 @@ class StepTranslator:
             )
         )
         self._reasoning, self._reasoning_buf = None, []
+
+    def cite(self, citation: Citation) -> None:
+        """Attach ``citation`` to the open text block (it goes on the block's ``TextEnd``); without an open
+        block the citation is dropped (its ``Source`` event, emitted by the caller, still stands)."""
+        if self._text is not None:
+            self._citations.append(citation)
 
     @property
     def text_open(self) -> bool:
@@ -494,46 +505,6 @@ class Provider(Protocol[M]):
         ...
 
 
-def _approval_id(call_id: str) -> str:
-    return f"approval_{call_id}"
-
-
-def _approved_calls(run: RunInput) -> tuple[list[ToolCallPart], set[str]]:
-    """Calls of the history whose approval was answered and that have no result yet."""
-    answered: set[str] = set()
-    for message in run.messages:
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                answered.add(part.id)
-    waiting = []
-    for message in run.messages:
-        for part in message.parts:
-            if (
-                isinstance(part, ToolCallPart)
-                and part.approval is not None
-                and part.approval.approved is not None
-                and part.id not in answered
-            ):
-                waiting.append(part)
-    return waiting, answered
-
-
-def _with_results(run: RunInput, results: dict[str, ToolResultPart]) -> RunInput:
-    """``run`` with ``results`` placed right after the calls they answer (in the same message)."""
-    messages = []
-    for message in run.messages:
-        if not any(isinstance(p, ToolCallPart) and p.id in results for p in message.parts):
-            messages.append(message)
-            continue
-        parts: list[Part] = []
-        for part in message.parts:
-            parts.append(part)
-            if isinstance(part, ToolCallPart) and part.id in results:
-                parts.append(results[part.id])
-        messages.append(message.model_copy(update={"parts": parts}))
-    return run.model_copy(update={"messages": messages})
-
-
 async def run_tool_loop(
     run: RunInput,
     provider: Provider[M],
@@ -556,20 +527,20 @@ async def run_tool_loop(
     yield RunStarted(message_id=message_id or run.message_id)
 
     # Approvals answered in this request: run (or deny) those calls before the model is called again.
-    waiting, _ = _approved_calls(run)
-    if waiting:
-        results: dict[str, ToolResultPart] = {}
-        for part in waiting:
-            assert part.approval is not None
-            if not part.approval.approved:
-                reason = part.approval.reason
-                yield ToolResult(id=part.id, denied=True)
-                results[part.id] = ToolResultPart(id=part.id, name=part.name, denied=True, error=reason)
-                continue
-            output, error = await run_server_tool(by_name, part.name, part.input)
-            yield ToolResult(id=part.id, output=output, error=error)
-            results[part.id] = ToolResultPart(id=part.id, name=part.name, output=output, error=error)
-        run = _with_results(run, results)
+    decisions = hitl.continuation(run).decisions
+    if decisions:
+
+        async def execute(call: ToolCallPart) -> Any:
+            output, error = await run_server_tool(by_name, call.name, call.input)
+            if error is not None:
+                raise ToolError(error)
+            return output
+
+        settled: list[ToolResult] = []
+        async for result in hitl.settle(decisions, execute):
+            settled.append(result)
+            yield result
+        run = hitl.with_results(run, settled)
 
     messages = provider.messages(run)
     tag = run_tag(run.run_id)
@@ -603,11 +574,11 @@ async def run_tool_loop(
             tool = by_name.get(call.name)
             if call.error is None and tool is not None and tool.needs_approval:
                 pending = True
-                asks.append(ToolApprovalRequest(id=_approval_id(call.id), tool_call_id=call.id))
+                asks.append(hitl.request_approval(call.id))
                 continue
-            if call.error is not None:
-                output, error = None, call.error
-            else:
+            output: Any = None
+            error: str | None = call.error  # arguments that did not parse go back to the model as an error
+            if error is None:
                 output, error = await run_server_tool(by_name, call.name, call.input)
             yield ToolResult(id=call.id, output=output, error=error)
             results_part.append(ToolResultPart(id=call.id, name=call.name, output=output, error=error))
@@ -618,4 +589,4 @@ async def run_tool_loop(
             break
         turn = [translator.message(), Message(id=f"tool_{translator.prefix}", role="tool", parts=results_part)]
         provider.append(messages, turn)
-    yield RunFinished(finish_reason=finish, usage=usage)
+    yield hitl.pause(usage=usage) if finish == "tool-calls" else RunFinished(finish_reason=finish, usage=usage)
