@@ -1,0 +1,625 @@
+"""The Anthropic source driven through the real ``anthropic`` SDK, offline.
+
+``AsyncAnthropic`` talks to an ``httpx2.MockTransport`` (anthropic 2 is built on ``httpx2``) serving
+Messages streams in Anthropic's wire format (SSE with ``event:`` lines). Recorded bodies, in ``tests/sources/recorded/``:
+
+* ``anthropic_basic_response.sse``, ``anthropic_tool_use_response.sse``,
+  ``anthropic_incomplete_partial_json_response.sse``: the anthropic-sdk-python test suite,
+  ``tests/lib/streaming/fixtures/`` (basic text; text + one ``tool_use``; a ``tool_use`` cut by ``max_tokens``);
+* ``anthropic_thinking_refusal.sse``, ``anthropic_server_tool_refusal.sse``: the same suite,
+  ``tests/fixtures/fable-fallback/stream-a-refusal.sse`` and ``stream-a-toolrefusal.sse`` (a thinking block
+  with its ``signature_delta``, then text, stopped with ``refusal``; a ``server_tool_use`` web search with its
+  ``web_search_tool_result`` and a text, stopped with ``refusal``).
+
+Streams the suite has no recording of (parallel ``tool_use`` blocks, citations, redacted thinking, an ``error``
+event) are built by :func:`sse` in the same format, with the payload shapes of Anthropic's streaming and
+citations documentation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2 as httpx  # the transport package of anthropic 2 (it refuses httpx objects)
+import pytest
+
+from streamkit.events import (
+    ApprovalState,
+    ChatEvent,
+    ContextItem,
+    FilePart,
+    Message,
+    ReasoningEnd,
+    ReasoningPart,
+    RunError,
+    RunFinished,
+    RunInput,
+    RunStarted,
+    TextEnd,
+    TextPart,
+    Tool,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    ToolResult,
+    ToolResultPart,
+    check,
+)
+from streamkit.sources.anthropic import (
+    REDACTED_PREFIX,
+    AnthropicAgent,
+    AnthropicTranslator,
+    message_events,
+    to_anthropic_messages,
+    to_anthropic_request,
+)
+from streamkit.sources.tools import server_tool
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+def recorded(name: str) -> str:
+    return (RECORDED / f"anthropic_{name}.sse").read_text()
+
+
+def sse(events: list[dict[str, Any]]) -> str:
+    """Events in Anthropic's wire format: ``event: <type>`` then ``data: <json>``, a blank line after each."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def message_start(model: str = "claude-sonnet-4-5", **usage: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_01Test",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1, **usage},
+        },
+    }
+
+
+def block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def delta(index: int, d: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": d}
+
+
+def block_stop(index: int) -> dict[str, Any]:
+    return {"type": "content_block_stop", "index": index}
+
+
+def message_end(reason: str, output_tokens: int = 5) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def tool_use_stream(calls: list[tuple[str, str, list[str]]], *, interleave: bool = True) -> list[dict[str, Any]]:
+    """Several ``tool_use`` blocks (id, name, argument pieces), their ``input_json_delta``\\ s interleaved."""
+    events = [message_start()]
+    for index, (cid, name, _) in enumerate(calls):
+        events.append(block_start(index, {"type": "tool_use", "id": cid, "name": name, "input": {}}))
+    longest = max(len(pieces) for _, _, pieces in calls)
+    for step in range(longest):
+        for index, (_, _, pieces) in enumerate(calls):
+            if step < len(pieces):
+                events.append(delta(index, {"type": "input_json_delta", "partial_json": pieces[step]}))
+    events += [block_stop(i) for i in range(len(calls))]
+    return events + message_end("tool_use")
+
+
+class Server:
+    """A mock Messages API: serves one queued response per request and keeps every request body."""
+
+    def __init__(self, *responses: httpx.Response | Callable[[httpx.Request], httpx.Response]) -> None:
+        self.responses = list(responses)
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/messages"
+        self.requests.append(json.loads(request.content))
+        response = self.responses.pop(0)
+        return response(request) if callable(response) else response
+
+    def client(self) -> anthropic.AsyncAnthropic:
+        transport = httpx.MockTransport(self)
+        return anthropic.AsyncAnthropic(
+            api_key="test-key", max_retries=0, http_client=httpx.AsyncClient(transport=transport)
+        )
+
+
+def stream_response(body: str) -> httpx.Response:
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+
+async def collect(events: AsyncIterator[ChatEvent]) -> list[ChatEvent]:
+    out = [e async for e in events]
+    [e async for e in check(out, strict=True)]  # a well-formed run on its own (strict mode raises otherwise)
+    return out
+
+
+async def sdk_events(server: Server, **request: Any) -> list[ChatEvent]:
+    client = server.client()
+    stream = await client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=1024,
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+        **request,
+    )
+    return await collect(message_events(stream, prefix="p"))
+
+
+def of(events: list[ChatEvent], kind: type[Any]) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def text_of(events: list[ChatEvent]) -> str:
+    return "".join(e.delta for e in events if e.type == "text-delta")
+
+
+# --- the stream, through the real SDK ------------------------------------------------------------
+
+
+async def test_plain_text_from_the_sdk_suite() -> None:
+    events = await sdk_events(Server(stream_response(recorded("basic_response"))))
+    assert isinstance(events[0], RunStarted) and events[0].thread_id is None and events[0].run_id is None
+    assert [e.type for e in events] == [
+        "run-started", "text-start", "text-delta", "text-delta", "text-delta", "text-end", "run-finished",
+    ]  # fmt: skip
+    assert text_of(events) == "Hello there!"
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "stop"
+    assert finished.usage is not None
+    assert finished.usage.model_dump(exclude_none=True) == {
+        "input_tokens": 11,
+        "output_tokens": 6,
+        "total_tokens": 17,
+        "provider": "anthropic",
+        "model": "claude-3-opus-latest",
+    }
+
+
+async def test_one_tool_call_from_the_sdk_suite() -> None:
+    events = await sdk_events(Server(stream_response(recorded("tool_use_response"))))
+    assert text_of(events) == "I'll check the current weather in Paris for you."
+    start = of(events, ToolCallStart)
+    assert [(s.id, s.name) for s in start] == [("toolu_01NRLabsLyVHZPKxbKvkfSMn", "get_weather")]
+    args = "".join(e.delta for e in events if e.type == "tool-call-args-delta")
+    assert args == '{"location": "Paris"}'  # every input_json_delta piece, the empty one skipped
+    assert [(e.id, e.input, e.error) for e in of(events, ToolCallEnd)] == [
+        ("toolu_01NRLabsLyVHZPKxbKvkfSMn", {"location": "Paris"}, None)
+    ]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "tool-calls"
+    assert finished.usage is not None and (finished.usage.input_tokens, finished.usage.output_tokens) == (377, 65)
+    assert finished.usage.cached_input_tokens is None  # the cache counts were 0
+
+
+async def test_max_tokens_cuts_a_tool_call_from_the_sdk_suite() -> None:
+    events = await sdk_events(Server(stream_response(recorded("incomplete_partial_json_response"))))
+    (end,) = of(events, ToolCallEnd)
+    assert end.id == "toolu_01EKqbqmZrGRXy18eN7m9kvY" and end.error is not None  # its JSON was cut off
+    assert isinstance(end.input, str) and end.input.startswith('{"filename": "taxes.txt"')
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "length"
+
+
+async def test_thinking_keeps_its_signature_and_refusal_is_content_filter() -> None:
+    events = await sdk_events(Server(stream_response(recorded("thinking_refusal"))))
+    types = [e.type for e in events]
+    assert types[:2] == ["run-started", "reasoning-start"]
+    reasoning = "".join(e.delta for e in events if e.type == "reasoning-delta")
+    assert reasoning.startswith("Simple educational question") and reasoning.endswith("roll with it politely.")
+    (end,) = of(events, ReasoningEnd)
+    signature = "c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU="
+    assert end.provider_metadata == {"anthropic": {"signature": signature}}
+    assert end.encrypted_value == signature
+    assert text_of(events) == "Hi"
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "content-filter"
+    assert finished.usage is not None
+    assert (finished.usage.input_tokens, finished.usage.output_tokens, finished.usage.reasoning_tokens) == (28, 106, 67)
+
+
+async def test_server_tool_use_is_provider_executed_with_its_results_as_sources() -> None:
+    events = await sdk_events(Server(stream_response(recorded("server_tool_refusal"))))
+    (start,) = of(events, ToolCallStart)
+    assert (start.id, start.name, start.provider_executed) == ("srvtoolu_fixture_a_0001", "web_search", True)
+    (end,) = of(events, ToolCallEnd)
+    assert end.input == {"query": "solar eclipse viewing safety news 2026"}
+    (result,) = of(events, ToolResult)
+    assert result.id == start.id and [r["url"] for r in result.output] == [
+        "https://www.example.com/eclipse-viewing-safety",
+        "https://www.example.com/eclipses-2026",
+    ]
+    sources = [(e.url, e.title) for e in events if e.type == "source"]
+    assert sources[0] == (
+        "https://www.example.com/eclipse-viewing-safety",
+        "How to Watch a Solar Eclipse Safely | Example Observatory",
+    )
+    assert text_of(events) == "Here's a summary of this year's solar eclipses and how"
+    assert isinstance(events[-1], RunFinished) and events[-1].finish_reason == "content-filter"
+
+
+async def test_three_parallel_tool_calls_with_interleaved_argument_deltas() -> None:
+    calls = [
+        ("toolu_A", "get_weather", ['{"ci', 'ty": "Par', 'is"}']),
+        ("toolu_B", "get_weather", ["", '{"city"', ': "Rome"', "}"]),
+        ("toolu_C", "calculate", ['{"expression": "2*21"}']),
+    ]
+    events = await sdk_events(Server(stream_response(sse(tool_use_stream(calls)))))
+    assert [(s.id, s.name) for s in of(events, ToolCallStart)] == [(c[0], c[1]) for c in calls]
+    for cid, _, pieces in calls:
+        assert "".join(e.delta for e in events if e.type == "tool-call-args-delta" and e.id == cid) == "".join(pieces)
+    assert [(e.id, e.input) for e in of(events, ToolCallEnd)] == [
+        ("toolu_A", {"city": "Paris"}),
+        ("toolu_B", {"city": "Rome"}),
+        ("toolu_C", {"expression": "2*21"}),
+    ]
+    assert isinstance(events[-1], RunFinished) and events[-1].finish_reason == "tool-calls"
+
+
+async def test_citations_redacted_thinking_and_cache_usage() -> None:
+    events = [
+        message_start(cache_creation_input_tokens=100, cache_read_input_tokens=2000),
+        block_start(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"}),
+        block_stop(0),
+        block_start(1, {"type": "text", "text": ""}),
+        delta(1, {"type": "text_delta", "text": "The grass is green."}),
+        delta(
+            1,
+            {
+                "type": "citations_delta",
+                "citation": {
+                    "type": "char_location",
+                    "cited_text": "The grass is green. ",
+                    "document_index": 0,
+                    "document_title": "My Document",
+                    "start_char_index": 0,
+                    "end_char_index": 20,
+                },
+            },
+        ),
+        block_stop(1),
+        *message_end("end_turn"),
+    ]
+    out = await sdk_events(Server(stream_response(sse(events))))
+    (end,) = of(out, ReasoningEnd)
+    assert end.provider_metadata == {"anthropic": {"redactedData": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"}}
+    assert end.encrypted_value == REDACTED_PREFIX + "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"
+    (text_end,) = of(out, TextEnd)
+    assert text_end.citations is not None
+    (citation,) = text_end.citations
+    assert (citation.source.id, citation.source.title, citation.source.media_type) == (
+        "document-0",
+        "My Document",
+        "text/plain",
+    )
+    assert (citation.start_index, citation.end_index, citation.cited_text) == (0, 20, "The grass is green. ")
+    usage = out[-1].usage  # type: ignore[union-attr]
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (2110, 2000, 5)
+
+
+async def test_an_http_error_status_ends_the_run_with_the_providers_message() -> None:
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    server = Server(httpx.Response(529, json=body))
+    agent = AnthropicAgent(server.client(), model="claude-sonnet-4-5")
+    out = await collect(agent(RunInput(thread_id="t", run_id="r", messages=[user("hi")])))
+    assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
+
+
+async def test_an_error_event_inside_the_stream_ends_the_run() -> None:
+    # The error event of Anthropic's streaming docs, after some text.
+    events = [
+        message_start(),
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, {"type": "text_delta", "text": "Partial"}),
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
+    out = await sdk_events(Server(stream_response(sse(events))))
+    assert text_of(out) == "Partial"
+    assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
+    # the same event as a plain dict, without the SDK (which raises it as an APIStatusError)
+    plain = await collect(message_events(events, prefix="p"))
+    assert plain[-1] == RunError(message="Overloaded", code="overloaded_error")
+
+
+async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
+    head = sse(
+        [message_start(), block_start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": "Hel"})]
+    )
+
+    class Dropped(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield head.encode()
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+
+    server = Server(httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Dropped()))
+    out = await sdk_events(server)
+    assert text_of(out) == "Hel"
+    error = out[-1]
+    assert isinstance(error, RunError) and error.code == "model_unreachable"
+    assert "peer closed connection" in error.message
+
+
+async def test_a_stream_that_just_stops_is_an_error_not_a_finish() -> None:
+    events = [
+        message_start(),
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, {"type": "text_delta", "text": "Hi"}),
+    ]
+    out = await collect(message_events(events, prefix="p"))
+    assert isinstance(out[-1], RunError) and out[-1].code == "incomplete_stream"
+
+
+def test_the_translator_accepts_sdk_objects_and_dicts_alike() -> None:
+    from anthropic.types import RawMessageStreamEvent
+    from pydantic import TypeAdapter
+
+    raw = tool_use_stream([("toolu_A", "f", ['{"a":', " 1}"])])
+    adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+    a, b = AnthropicTranslator("x"), AnthropicTranslator("x")
+    from_dicts = [e for event in raw for e in a.feed(event)] + a.close()
+    from_objects = [e for event in raw for e in b.feed(adapter.validate_python(event))] + b.close()
+    assert from_dicts == from_objects and a.finish == b.finish == "tool-calls"
+
+
+# --- the input conversion ------------------------------------------------------------------------
+
+
+def user(text: str, mid: str = "u1", *parts: Any) -> Message:
+    return Message(id=mid, role="user", parts=[TextPart(text=text), *parts])
+
+
+SIGNED = ReasoningPart(text="Let me think.", provider_metadata={"anthropic": {"signature": "sig-1"}})
+
+
+def test_history_becomes_messages_with_thinking_signatures_and_tool_results_in_causal_order() -> None:
+    png = "data:image/png;base64,iVBORw0KGgo="
+    run = RunInput(
+        thread_id="t",
+        run_id="r",
+        messages=[
+            Message(id="s", role="system", parts=[TextPart(text="Be brief.")]),
+            user("weather in Paris and Rome?", "u1", FilePart(url=png, media_type="image/png")),
+            Message(
+                id="a1",
+                role="assistant",
+                parts=[  # one AI SDK message: two steps, the results kept next to their calls
+                    SIGNED,
+                    TextPart(text="Checking."),
+                    ToolCallPart(id="toolu_1", name="get_weather", input={"city": "Paris"}),
+                    ToolResultPart(id="toolu_1", name="get_weather", output={"tempC": 21}),
+                    ToolCallPart(id="toolu_2", name="get_weather", input={"city": "Rome"}),
+                    ToolResultPart(id="toolu_2", name="get_weather", error="timeout"),
+                    ReasoningPart(text="", encrypted_value=REDACTED_PREFIX + "opaque"),
+                    ReasoningPart(text="unsigned thoughts are left out"),
+                    TextPart(text="Paris is 21C."),
+                ],
+            ),
+            user("thanks", "u2"),
+        ],
+        context=[ContextItem(description="user timezone", value="Europe/Paris")],
+        tools=[Tool(name="pick_color", description="Ask the user", parameters={"type": "object", "properties": {}})],
+    )
+    request = to_anthropic_request(run, system="You are helpful.")
+    assert request["system"] == "You are helpful.\n\nBe brief.\n\nContext:\n- user timezone: Europe/Paris"
+    assert request["tools"] == [
+        {"name": "pick_color", "input_schema": {"type": "object", "properties": {}}, "description": "Ask the user"}
+    ]
+    assert request["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "weather in Paris and Rome?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Let me think.", "signature": "sig-1"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Rome"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"tempC": 21}'},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "timeout", "is_error": True},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "redacted_thinking", "data": "opaque"}, {"type": "text", "text": "Paris is 21C."}],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
+    ]
+
+
+def test_agui_shaped_history_merges_turns_and_answers_every_call() -> None:
+    messages = [
+        user("go"),
+        Message(id="r1", role="assistant", parts=[ReasoningPart(text="hmm", encrypted_value="sig-9")]),
+        Message(
+            id="a1",
+            role="assistant",
+            parts=[
+                ToolCallPart(id="c1", name="a", input='{"x": 1}'),
+                ToolCallPart(id="c2", name="b", approval=ApprovalState(id="ap", approved=False, reason="no")),
+                ToolCallPart(id="c3", name="c"),
+            ],
+        ),
+        Message(id="t1", role="tool", parts=[ToolResultPart(id="c1", name="a", output="one")]),
+        user("and now?", "u2"),
+    ]
+    assert to_anthropic_messages(messages) == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig-9"},
+                {"type": "tool_use", "id": "c1", "name": "a", "input": {"x": 1}},
+                {"type": "tool_use", "id": "c2", "name": "b", "input": {}},
+                {"type": "tool_use", "id": "c3", "name": "c", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c2",
+                    "content": "The user denied this tool call. Reason: no",
+                    "is_error": True,
+                },
+                {"type": "tool_result", "tool_use_id": "c3", "content": "No result was recorded.", "is_error": True},
+                {"type": "text", "text": "and now?"},
+            ],
+        },
+    ]
+
+
+def test_files_become_documents_or_a_note() -> None:
+    parts = [
+        FilePart(url="data:application/pdf;base64,JVBERi0=", media_type="application/pdf"),
+        FilePart(url="https://example.com/cat.jpg", media_type="image/jpeg"),
+        FilePart(url="data:text/plain;base64,aGVsbG8=", media_type="text/plain", filename="notes.txt"),
+        FilePart(url="data:audio/wav;base64,AAAA", media_type="audio/wav", filename="a.wav"),
+    ]
+    (message,) = to_anthropic_messages([Message(id="u", role="user", parts=parts)])
+    assert message["content"] == [
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "hello"},
+            "title": "notes.txt",
+        },
+        {"type": "text", "text": "[attached file a.wav (audio/wav)]"},
+    ]
+
+
+# --- the agent -----------------------------------------------------------------------------------
+
+
+@server_tool
+def get_weather(city: str) -> dict[str, Any]:
+    """Current weather for a city."""
+    return {"city": city, "tempC": 21}
+
+
+def thinking_then_tool_call() -> str:
+    return sse(
+        [
+            message_start(),
+            block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+            delta(0, {"type": "thinking_delta", "thinking": "Weather needs the tool."}),
+            delta(0, {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}),
+            block_stop(0),
+            block_start(1, {"type": "tool_use", "id": "toolu_W", "name": "get_weather", "input": {}}),
+            delta(1, {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}),
+            block_stop(1),
+            *message_end("tool_use", 20),
+        ]
+    )
+
+
+async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> None:
+    answer = sse(
+        [
+            message_start(),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, {"type": "text_delta", "text": "It is 21C in Paris."}),
+            block_stop(0),
+            *message_end("end_turn", 7),
+        ]
+    )
+    server = Server(stream_response(thinking_then_tool_call()), stream_response(answer))
+    agent = AnthropicAgent(
+        server.client(),
+        model="claude-sonnet-4-5",
+        max_tokens=2048,
+        system="Be brief.",
+        tools=[get_weather],
+        thinking={"type": "enabled", "budget_tokens": 1024},
+    )
+    run = RunInput(
+        thread_id="t",
+        run_id="r1",
+        messages=[user("Weather in Paris?")],
+        tools=[Tool(name="pick_color", description="Ask the user for a color")],
+    )
+    out = await collect(agent(run))
+    (result,) = of(out, ToolResult)
+    assert (result.id, result.output) == ("toolu_W", {"city": "Paris", "tempC": 21})
+    assert text_of(out) == "It is 21C in Paris."
+    finished = out[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "stop"
+    assert finished.usage is not None and finished.usage.output_tokens == 27  # summed over both calls
+    first, second = server.requests
+    assert first["model"] == "claude-sonnet-4-5" and first["max_tokens"] == 2048 and first["stream"] is True
+    assert first["system"] == "Be brief."
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert [t["name"] for t in first["tools"]] == ["get_weather", "pick_color"]
+    assert first["tools"][0]["input_schema"]["properties"]["city"]["type"] == "string"
+    assert first["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}]
+    # the second request: the history, the signed thinking, the tool_use and its result, field by field
+    assert second["messages"][0] == first["messages"][0]
+    assistant, results = second["messages"][1:]
+    assert assistant == {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "thinking",
+                "thinking": "Weather needs the tool.",
+                "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+            },
+            {"type": "tool_use", "id": "toolu_W", "name": "get_weather", "input": {"city": "Paris"}},
+        ],
+    }
+    assert results == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_W", "content": '{"city": "Paris", "tempC": 21}'}],
+    }
+    assert len(second["messages"]) == 3
+
+
+async def test_agent_leaves_frontend_tool_calls_pending() -> None:
+    stream = sse(tool_use_stream([("toolu_F", "pick_color", ['{"options": ["red"]}'])]))
+    server = Server(stream_response(stream))
+    agent = AnthropicAgent(server.client(), tools=[get_weather])
+    run = RunInput(thread_id="t", run_id="r", messages=[user("pick")], tools=[Tool(name="pick_color")])
+    out = await collect(agent(run))
+    assert of(out, ToolResult) == []
+    assert [(e.id, e.input) for e in of(out, ToolCallEnd)] == [("toolu_F", {"options": ["red"]})]
+    assert isinstance(out[-1], RunFinished) and out[-1].finish_reason == "tool-calls"
+    assert len(server.requests) == 1
+
+
+def test_the_sdk_is_an_optional_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    with pytest.raises(ImportError, match=r"streamkit\[anthropic\]"):
+        AnthropicAgent()
