@@ -1,7 +1,8 @@
 """The Anthropic source driven through the real ``anthropic`` SDK, offline.
 
 ``AsyncAnthropic`` talks to an ``httpx2.MockTransport`` (anthropic 2 is built on ``httpx2``) serving
-Messages streams in Anthropic's wire format (SSE with ``event:`` lines). Recorded bodies, in ``tests/sources/recorded/``:
+Messages streams in Anthropic's wire format (SSE with ``event:`` lines). Recorded bodies, in
+``tests/sources/recorded/``:
 
 * ``anthropic_basic_response.sse``, ``anthropic_tool_use_response.sse``,
   ``anthropic_incomplete_partial_json_response.sse``: the anthropic-sdk-python test suite,
