@@ -329,6 +329,7 @@ class ResponsesTranslator(StepTranslator):
         self._sources = 0
         self._summary_index: dict[str, int] = {}
         self._hosted: set[str] = set()
+        self._said: dict[Any, str] = {}
 
     def feed(self, event: Any) -> list[ChatEvent]:
         """The events for one streaming event (unknown event types are ignored)."""
@@ -338,7 +339,16 @@ class ResponsesTranslator(StepTranslator):
             delta = _get(event, "delta")
             if isinstance(delta, str):
                 item = _get(event, "item_id")
+                self._said[item] = self._said.get(item, "") + delta
                 self.text(delta, out, provider_metadata=_item_meta(item))
+        elif kind == "response.output_text.done" or kind == "response.refusal.done":
+            # the whole text restated: stream what the deltas missed (a proxy may drop or coalesce them)
+            item = _get(event, "item_id")
+            whole = _get(event, "text") if kind == "response.output_text.done" else _get(event, "refusal")
+            said = self._said.get(item, "")
+            if isinstance(whole, str) and len(whole) > len(said) and whole.startswith(said):
+                self._said[item] = whole
+                self.text(whole[len(said) :], out, provider_metadata=_item_meta(item))
         elif kind == "response.function_call_arguments.delta":
             delta = _get(event, "delta")
             item = _get(event, "item_id")
