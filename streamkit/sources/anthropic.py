@@ -99,7 +99,8 @@ def _plain(obj: Any) -> Any:
 
 
 def _json_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` as text: a string as it is, else compact JSON (as AG-UI clients carry tool results)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --- RunInput -> Messages request ------------------------------------------------------------------

@@ -19,6 +19,7 @@ citations documentation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -27,7 +28,23 @@ from typing import Any
 import anthropic
 import httpx2 as httpx  # the transport package of anthropic 2 (it refuses httpx objects)
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import (
+    Meant,
+    Plan,
+    agui_body,
+    aisdk_body,
+    assert_clients_agree,
+    interleave,
+    meant_of_events,
+    plans,
+    through_agui,
+    through_aisdk,
+)
 
+from conftest import JsOracle
+from streamkit import agui, aisdk
 from streamkit.events import (
     ApprovalState,
     ChatEvent,
@@ -445,7 +462,7 @@ def test_history_becomes_messages_with_thinking_signatures_and_tool_results_in_c
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"tempC": 21}'},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"tempC":21}'},
                 {"type": "tool_result", "tool_use_id": "toolu_2", "content": "timeout", "is_error": True},
             ],
         },
@@ -601,7 +618,7 @@ async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> 
     }
     assert results == {
         "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": "toolu_W", "content": '{"city": "Paris", "tempC": 21}'}],
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_W", "content": '{"city":"Paris","tempC":21}'}],
     }
     assert len(second["messages"]) == 3
 
@@ -624,3 +641,134 @@ def test_the_sdk_is_an_optional_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(ImportError, match=r"streamkit\[anthropic\]"):
         AnthropicAgent()
+
+
+# --- through the real clients --------------------------------------------------------------------
+
+FINISH_WIRE = {"stop": "end_turn", "length": "max_tokens", "tool-calls": "tool_use"}
+
+
+@st.composite
+def anthropic_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Meant, str | None]:
+    """A generated Messages stream (thinking with a signature, text, up to three ``tool_use`` blocks whose
+    argument JSON is split anywhere and interleaved), what it means, and the thinking's signature."""
+    plan: Plan = draw(plans(id_prefix="toolu_"))
+    events: list[dict[str, Any]] = [message_start(**({"input_tokens": plan.usage[0]} if plan.usage else {}))]
+    index = 0
+    signature = None
+    if plan.reasoning:
+        signature = draw(st.text("ABCDEFabcdef0123456789+/=", min_size=8, max_size=40))
+        events.append(block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+        events += [delta(index, {"type": "thinking_delta", "thinking": piece}) for piece in plan.reasoning]
+        events.append(delta(index, {"type": "signature_delta", "signature": signature}))
+        events.append(block_stop(index))
+        index += 1
+    if plan.text:
+        events.append(block_start(index, {"type": "text", "text": ""}))
+        events += [delta(index, {"type": "text_delta", "text": piece}) for piece in plan.text]
+        events.append(block_stop(index))
+        index += 1
+    first = index
+    for call in plan.calls:
+        events.append(block_start(index, {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}))
+        index += 1
+    for n, piece in draw(interleave(plan.calls)):
+        events.append(delta(first + n, {"type": "input_json_delta", "partial_json": piece}))
+    events += [block_stop(first + n) for n in range(len(plan.calls))]
+    events += message_end(FINISH_WIRE[plan.finish], plan.usage[1] if plan.usage else 1)
+    return events, plan.meant(), signature
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=anthropic_streams())
+def test_generated_streams_reach_both_real_clients_as_meant(js: JsOracle, stream: Any) -> None:
+    events, meant, signature = stream
+    out = asyncio.run(collect(message_events(events, prefix="g")))
+    assert meant_of_events(out).blocks == meant.blocks
+    assert_clients_agree(js, out, meant)
+    if signature is not None:  # the signature reaches both clients where they keep it for the next request
+        _, ai = through_aisdk(js, out)
+        (part,) = [p for p in ai["message"]["parts"] if p["type"] == "reasoning"]
+        assert part["providerMetadata"] == {"anthropic": {"signature": signature}}
+        _, ag = through_agui(js, out)
+        (reasoning,) = [m for m in ag["messages"] if m["role"] == "reasoning"]
+        assert reasoning["encryptedValue"] == signature
+
+
+async def weather_run() -> list[ChatEvent]:
+    answer = sse(
+        [
+            message_start(),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, {"type": "text_delta", "text": "It is 21C in Paris."}),
+            block_stop(0),
+            *message_end("end_turn", 7),
+        ]
+    )
+    server = Server(stream_response(thinking_then_tool_call()), stream_response(answer))
+    agent = AnthropicAgent(server.client(), tools=[get_weather], thinking={"type": "enabled", "budget_tokens": 1024})
+    return await collect(agent(RunInput(thread_id="thread-1", run_id="r1", messages=[user("Weather in Paris?")])))
+
+
+# What the next request must send Anthropic, whichever client folded the run.
+ROUND_TRIP = [
+    {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+    {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "thinking",
+                "thinking": "Weather needs the tool.",
+                "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+            },
+            {"type": "tool_use", "id": "toolu_W", "name": "get_weather", "input": {"city": "Paris"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_W", "content": '{"city":"Paris","tempC":21}'}],
+    },
+    {"role": "assistant", "content": [{"type": "text", "text": "It is 21C in Paris."}]},
+    {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
+]
+
+
+def test_a_conversation_folded_by_use_chat_round_trips(js: JsOracle) -> None:
+    events = asyncio.run(weather_run())
+    simple = aisdk_body([RunStarted(), RunFinished()]).decode()
+    answer = js.call(
+        "aisdk",
+        {
+            "body": [aisdk_body(events).decode(), simple],
+            "version": 7,
+            "steps": [
+                {"do": "sendMessage", "args": {"text": "Weather in Paris?"}},
+                {"do": "sendMessage", "args": {"text": "thanks"}},
+            ],
+        },
+    )
+    assert answer["ok"], answer.get("error")
+    body = answer["result"]["requests"][1]["body"]
+    run = aisdk.to_run_input(aisdk.parse_chat_request(body))
+    assert to_anthropic_messages(run.messages) == ROUND_TRIP
+
+
+def test_a_conversation_folded_by_http_agent_round_trips(js: JsOracle) -> None:
+    events = asyncio.run(weather_run())
+    first = {"id": "u1", "role": "user", "content": "Weather in Paris?"}
+    second = {"id": "u2", "role": "user", "content": "thanks"}
+    answer = js.call(
+        "agui",
+        {
+            "runs": [
+                {"body": agui_body(events), "addMessages": [first]},
+                {"body": agui_body([RunStarted(), RunFinished()]), "addMessages": [second]},
+            ],
+            "messages": [],
+            "state": {},
+        },
+    )
+    assert answer["ok"], answer.get("error")
+    request = answer["result"]["runs"][1]["request"]["body"]
+    run = agui.to_run_input(agui.parse_run_agent_input(request))
+    assert to_anthropic_messages(run.messages) == ROUND_TRIP

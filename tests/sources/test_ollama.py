@@ -215,7 +215,7 @@ def test_history_becomes_chat_messages_in_causal_order() -> None:
                 {"function": {"name": "lookup", "arguments": {"q": "png"}}},
             ],
         },
-        {"role": "tool", "content": '{"tempC": 21}', "tool_name": "get_weather"},
+        {"role": "tool", "content": '{"tempC":21}', "tool_name": "get_weather"},
         {"role": "tool", "content": "Error: offline", "tool_name": "lookup"},
         {"role": "assistant", "content": "A small image; 21C."},
         {"role": "user", "content": "thanks[attached file https://example.com/a.pdf (application/pdf)]"},
@@ -266,7 +266,7 @@ async def test_agent_runs_a_server_tool_and_feeds_the_result_back(transport: str
             "thinking": "Need weather.",
             "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
         },
-        {"role": "tool", "content": '{"city": "Paris", "tempC": 21}', "tool_name": "get_weather"},
+        {"role": "tool", "content": '{"city":"Paris","tempC":21}', "tool_name": "get_weather"},
     ]
     if transport == "sdk":  # the SDK leaves out empty fields of a message (its _copy_messages)
         expected = [{k: v for k, v in m.items() if v} for m in expected]
