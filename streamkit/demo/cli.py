@@ -1,11 +1,15 @@
 """The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn.
 
 Without a model configured the demo runs the offline scripted agent (no key, no network). Name a model
-with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead::
+with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead, or a provider with
+``--provider`` (``STREAMKIT_PROVIDER``) to use its source (:mod:`streamkit.sources`)::
 
     streamkit demo --port 8000
     streamkit demo --base-url http://localhost:11434/v1 --model llama3.2
     STREAMKIT_MODEL=gpt-4o-mini OPENAI_API_KEY=... streamkit demo
+    OPENAI_API_KEY=... streamkit demo --provider openai-responses --model gpt-5-mini
+    ANTHROPIC_API_KEY=... streamkit demo --provider anthropic
+    streamkit demo --provider ollama --model qwen3
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Sequence
 
 from ..events import Agent
 from .agent import Pacing, ScriptedAgent
-from .openai import ModelConfig, OpenAIAgent
+from .openai import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
 __all__ = ["build_parser", "main", "make_agent"]
 
@@ -34,9 +38,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
     demo.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
-    model = demo.add_argument_group("a real model (OpenAI-compatible Chat Completions)")
-    model.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 [STREAMKIT_BASE_URL]")
-    model.add_argument("--model", help="model name; without it the demo runs offline [STREAMKIT_MODEL]")
+    model = demo.add_argument_group(
+        "a real model",
+        "openai: any OpenAI-compatible Chat Completions server over httpx (OPENAI_BASE_URL, OPENAI_API_KEY); "
+        "openai-responses: the Responses API through the openai SDK (OPENAI_API_KEY); anthropic: the anthropic "
+        "SDK (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL); ollama: Ollama's /api/chat (OLLAMA_HOST, "
+        "OLLAMA_MODEL). SDK providers need their extra: pip install 'streamkit[openai]' / '[anthropic]'.",
+    )
+    model.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="which provider source drives the demo (default: openai when a model is named) [STREAMKIT_PROVIDER]",
+    )
+    model.add_argument(
+        "--base-url",
+        help="API root, e.g. http://localhost:11434/v1 (openai) or http://host:11434 (ollama) [STREAMKIT_BASE_URL]",
+    )
+    model.add_argument(
+        "--model", help="model name; without it (and without --provider) the demo runs offline [STREAMKIT_MODEL]"
+    )
     model.add_argument("--api-key", help="API key, if the server needs one [STREAMKIT_API_KEY]")
     model.add_argument("--max-steps", type=int, default=8, help="model calls per run (default: %(default)s)")
     demo.add_argument("--offline", action="store_true", help="use the offline agent even if a model is set")
@@ -59,12 +79,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_agent(args: argparse.Namespace) -> Agent:
     """The agent the flags and the environment ask for."""
-    config = None
-    if not args.offline:
-        config = ModelConfig.from_env(os.environ, base_url=args.base_url, model=args.model, api_key=args.api_key)
-    if config is None:
+    if args.offline:
         return ScriptedAgent(Pacing().scaled(args.pacing))
-    return OpenAIAgent.from_config(config, max_steps=args.max_steps)
+    provider = getattr(args, "provider", None) or os.environ.get("STREAMKIT_PROVIDER") or None
+    if provider is not None and provider not in PROVIDERS:
+        raise SystemExit(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    if provider in (None, "openai"):
+        config = ModelConfig.from_env(os.environ, base_url=args.base_url, model=args.model, api_key=args.api_key)
+        if config is None and provider is None:
+            return ScriptedAgent(Pacing().scaled(args.pacing))
+    env = os.environ
+    return provider_agent(
+        provider or "openai",
+        model=args.model or env.get("STREAMKIT_MODEL"),
+        base_url=args.base_url or env.get("STREAMKIT_BASE_URL"),
+        api_key=args.api_key or env.get("STREAMKIT_API_KEY"),
+        max_steps=args.max_steps,
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -83,8 +114,8 @@ def _demo(args: argparse.Namespace) -> int:
         return 2
     agent = make_agent(args)
     app = create_app(agent, cors_origins=args.cors_origin)
-    if isinstance(agent, OpenAIAgent):
-        who = f"model {agent.model} at {agent.base_url}"
+    if isinstance(agent, ModelAgent):
+        who = f"{agent.provider} model {agent.model} at {agent.base_url}"
     else:
         who = "the offline scripted agent (no API key needed)"
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -565,9 +565,16 @@ def _chat_file(part: FilePart) -> dict[str, Any]:
     parsed = _data_url(part.url)
     if media in ("audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3") and parsed is not None:
         return {"type": "input_audio", "input_audio": {"data": parsed[1], "format": "wav" if "wav" in media else "mp3"}}
-    if parsed is not None:
-        return {"type": "file", "file": {"filename": part.filename or "file", "file_data": part.url}}
-    return {"type": "text", "text": f"[attached file {part.filename or part.url} ({media})]"}
+    if parsed is not None and media.startswith("text/"):  # a text file: its text, said to be a file
+        try:
+            text = base64.b64decode(parsed[1]).decode("utf-8")
+        except ValueError:
+            text = None
+        if text is not None:
+            return {"type": "text", "text": f"[attached file {part.filename or 'file'} ({media})]\n{text}"}
+    if parsed is not None and media == "application/pdf":
+        return {"type": "file", "file": {"filename": part.filename or "file.pdf", "file_data": part.url}}
+    return {"type": "text", "text": f"[attached file {part.filename or part.url[:60]} ({media})]"}
 
 
 def chat_messages(run: RunInput, system_prompt: str | None = None) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ from streamkit.events import (
     ToolCallPart,
     ToolResultPart,
 )
-from streamkit.sources.openai import OpenAIChatAgent, chat_events, chat_messages
+from streamkit.sources.openai import ChatTranslator, OpenAIChatAgent, chat_events, chat_messages
 from streamkit.sources.tools import server_tool
 
 DEMO = Path(__file__).parent.parent / "demo" / "recordings"
@@ -461,3 +461,80 @@ def test_chat_messages_causal_order_files_context() -> None:
         },
         {"role": "tool", "tool_call_id": "c3", "content": "No result was recorded."},
     ]
+
+
+# --- the translator on its own ---------------------------------------------------------------------
+
+
+def test_arguments_before_the_name_are_buffered() -> None:
+    translator = ChatTranslator("p")
+    assert translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]})) == []
+    started = translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"name": "calc", "arguments": ": 1}"}}]}))
+    assert [(e.type, getattr(e, "id", None)) for e in started] == [
+        ("tool-call-start", "call_p_1"),
+        ("tool-call-args-delta", "call_p_1"),  # what came before the name
+        ("tool-call-args-delta", "call_p_1"),
+    ]
+    assert "".join(e.delta for e in started[1:]) == '{"a": 1}'  # type: ignore[union-attr]
+    (end,) = translator.close()
+    assert end.type == "tool-call-end" and end.input == {"a": 1}  # type: ignore[union-attr]
+
+
+def test_what_cannot_be_used_is_ignored() -> None:
+    translator = ChatTranslator("p")
+    assert translator.feed({"choices": None}) == []
+    assert translator.feed({"choices": [{"index": 1, "delta": {"content": "another choice"}}]}) == []
+    assert translator.feed({"choices": [{"index": 0, "delta": {"content": None, "tool_calls": [{"index": 0}]}}]}) == []
+    assert translator.close() == []  # a call that never got a name is dropped
+    assert translator.tool_calls == [] and translator.text_content == ""
+
+
+def test_reasoning_and_text_alternate_in_blocks() -> None:
+    translator = ChatTranslator("p")
+    events = []
+    for delta in ({"reasoning": "a"}, {"content": "b"}, {"reasoning_content": "c"}, {"content": "d"}):
+        events += translator.feed(chunk(delta))
+    events += translator.close()
+    assert [e.type for e in events] == [
+        "reasoning-start", "reasoning-delta", "reasoning-end",
+        "text-start", "text-delta", "text-end",
+        "reasoning-start", "reasoning-delta", "reasoning-end",
+        "text-start", "text-delta", "text-end",
+    ]  # fmt: skip
+    assert len({e.id for e in events}) == 4  # type: ignore[union-attr]
+    assert translator.text_content == "bd"
+
+
+def test_empty_arguments_mean_no_input_and_bad_json_is_an_invalid_call() -> None:
+    translator = ChatTranslator("p")
+    translator.feed(chunk({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "x"}}]}))
+    translator.feed(chunk({"tool_calls": [{"index": 1, "id": "c2", "function": {"name": "y", "arguments": '{"a":'}}]}))
+    first, second = translator.close()
+    assert first.input == {}  # type: ignore[union-attr]
+    assert second.input == '{"a":' and second.error is not None  # type: ignore[union-attr]
+    assert second.error.startswith("the model sent arguments that are not valid JSON")  # type: ignore[union-attr]
+
+
+def test_repeated_call_ids_are_made_unique_within_the_run() -> None:
+    taken: set[str] = set()
+    ids = []
+    for step in (1, 2):
+        translator = ChatTranslator(f"s{step}", taken)
+        translator.feed(chunk({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "x"}}]}))
+        ids += [e.id for e in translator.close()]  # type: ignore[union-attr]
+    assert ids == ["call_1", "call_1_2"]
+
+
+def test_text_files_are_inlined() -> None:
+    run = user_run().model_copy(
+        update={
+            "messages": [
+                Message(
+                    id="u",
+                    role="user",
+                    parts=[FilePart(url="data:text/plain;base64,aGVsbG8=", media_type="text/plain", filename="a.txt")],
+                )
+            ]
+        }
+    )
+    assert chat_messages(run)[0]["content"] == [{"type": "text", "text": "[attached file a.txt (text/plain)]\nhello"}]
