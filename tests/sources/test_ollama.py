@@ -17,6 +17,7 @@ Streams the page has no example of (thinking, several calls per chunk and across
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -24,8 +25,26 @@ from typing import Any
 import httpx
 import ollama
 import pytest
-from support import Replay, Reply, collect, ndjson, recorded, summarize
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import (
+    Meant,
+    Plan,
+    Replay,
+    Reply,
+    agui_body,
+    aisdk_body,
+    assert_clients_agree,
+    collect,
+    meant_of_events,
+    ndjson,
+    plans,
+    recorded,
+    summarize,
+)
 
+from conftest import JsOracle
+from streamkit import agui, aisdk
 from streamkit.events import (
     ContextItem,
     FilePart,
@@ -34,6 +53,7 @@ from streamkit.events import (
     RunError,
     RunFinished,
     RunInput,
+    RunStarted,
     TextPart,
     Tool,
     ToolCallEnd,
@@ -291,3 +311,102 @@ def test_the_sdk_is_an_optional_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ImportError, match=r"streamkit\[ollama\]"):
         OllamaAgent()
     assert OllamaAgent("http://localhost:11434").url == "http://localhost:11434/api/chat"  # httpx needs no SDK
+
+
+# --- through the real clients --------------------------------------------------------------------
+
+
+@st.composite
+def ollama_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Meant]:
+    """A generated ``/api/chat`` stream (thinking pieces, content pieces, up to three whole tool calls
+    grouped into chunks at random: several in one chunk or one per chunk) and what it means."""
+    plan: Plan = draw(plans())
+    lines = [chunk(thinking=piece) for piece in plan.reasoning]
+    lines += [chunk(piece) for piece in plan.text]
+    calls = [fn(c.name, **c.input) for c in plan.calls]
+    while calls:
+        n = draw(st.integers(1, len(calls)))
+        lines.append(chunk(calls=calls[:n]))
+        calls = calls[n:]
+    usage = plan.usage or (0, 0)
+    lines.append(done("length" if plan.finish == "length" else "stop", *usage))
+    meant = Meant(finish=plan.finish)
+    meant.add("reasoning", "".join(plan.reasoning))
+    meant.add("text", "".join(plan.text))
+    for n, c in enumerate(plan.calls, 1):
+        meant.add("tool", f"call_g_{n}", c.name, c.input)  # Ollama sends no ids: the translator's
+    return lines, meant
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=ollama_streams())
+def test_generated_streams_reach_both_real_clients_as_meant(js: JsOracle, stream: Any) -> None:
+    lines, meant = stream
+    out = asyncio.run(collect(chat_events(lines, prefix="g")))
+    assert meant_of_events(out).blocks == meant.blocks
+    assert_clients_agree(js, out, meant)
+
+
+async def weather_run() -> list[Any]:
+    replay = Replay(
+        Reply(ndjson([chunk(thinking="Need weather."), chunk(calls=[fn("get_weather", city="Paris")]), done()])),
+        Reply(ndjson([chunk("21C in Paris."), done(evals=5)])),
+    )
+    agent = OllamaAgent(sdk(replay), model="qwen3", tools=[get_weather])
+    return await collect(agent(RunInput(thread_id="thread-1", run_id="r1", messages=[user("Weather in Paris?")])))
+
+
+ROUND_TRIP = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "thinking": "Need weather.",
+        "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+    },
+    {"role": "tool", "content": '{"city":"Paris","tempC":21}', "tool_name": "get_weather"},
+    {"role": "assistant", "content": "21C in Paris."},
+    {"role": "user", "content": "thanks"},
+]
+
+
+def test_a_conversation_folded_by_use_chat_round_trips(js: JsOracle) -> None:
+    events = asyncio.run(weather_run())
+    answer = js.call(
+        "aisdk",
+        {
+            "body": [aisdk_body(events).decode(), aisdk_body([RunStarted(), RunFinished()]).decode()],
+            "version": 7,
+            "steps": [
+                {"do": "sendMessage", "args": {"text": "Weather in Paris?"}},
+                {"do": "sendMessage", "args": {"text": "thanks"}},
+            ],
+        },
+    )
+    assert answer["ok"], answer.get("error")
+    run = aisdk.to_run_input(aisdk.parse_chat_request(answer["result"]["requests"][1]["body"]))
+    assert to_ollama_messages(run.messages) == ROUND_TRIP
+
+
+def test_a_conversation_folded_by_http_agent_round_trips(js: JsOracle) -> None:
+    events = asyncio.run(weather_run())
+    answer = js.call(
+        "agui",
+        {
+            "runs": [
+                {
+                    "body": agui_body(events),
+                    "addMessages": [{"id": "u1", "role": "user", "content": "Weather in Paris?"}],
+                },
+                {
+                    "body": agui_body([RunStarted(), RunFinished()]),
+                    "addMessages": [{"id": "u2", "role": "user", "content": "thanks"}],
+                },
+            ],
+            "messages": [],
+            "state": {},
+        },
+    )
+    assert answer["ok"], answer.get("error")
+    run = agui.to_run_input(agui.parse_run_agent_input(answer["result"]["runs"][1]["request"]["body"]))
+    assert to_ollama_messages(run.messages) == ROUND_TRIP
