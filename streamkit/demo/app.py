@@ -1,6 +1,7 @@
 """The demo Starlette app: one agent behind both protocols, and the built React page.
 
-* ``POST /api/chat`` (and ``GET /api/chat/{chatId}/stream``): the AI SDK UI Message Stream, for ``useChat``;
+* ``POST /api/chat`` (and ``GET /api/chat/{chatId}/stream``): the AI SDK UI Message Stream, for ``useChat``
+  (an AI SDK request names no tools: the agent is told of the page's frontend tools, ``set_theme``);
 * ``POST /api/agui``: AG-UI, for ``HttpAgent``;
 * ``GET /api/info``: which agent answers (offline script or a model), for the page's header;
 * ``/``: the page, from the built files in ``streamkit/demo/static`` (no node needed to serve it).
@@ -8,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import agui, aisdk
-from ..events import Agent
+from ..events import Agent, ChatEvent, RunInput, Tool
 from .agent import ScriptedAgent
 from .openai import OpenAIAgent
+from .tools import FRONTEND_TOOLS
 
-__all__ = ["AGUI_PATH", "AISDK_PATH", "STATIC_DIR", "agent_info", "create_app"]
+__all__ = ["AGUI_PATH", "AISDK_PATH", "STATIC_DIR", "agent_info", "create_app", "offering"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the built page lives (``make frontend`` rebuilds it from ``demo_frontend/``)."""
@@ -52,6 +54,21 @@ def agent_info(agent: Agent) -> dict[str, Any]:
     return {"agent": type(agent).__name__}
 
 
+def offering(agent: Agent, tools: Sequence[Tool]) -> Agent:
+    """``agent``, told that the client also runs ``tools`` (frontend tools) when a request names none of them.
+
+    An AG-UI client lists its tools in every request; an AI SDK client never does (the app declares them),
+    so the demo's AI SDK route offers the page's tools this way.
+    """
+
+    def run_offering(run: RunInput) -> AsyncIterable[ChatEvent]:
+        named = {t.name for t in run.tools}
+        missing = [t for t in tools if t.name not in named]
+        return agent(run.model_copy(update={"tools": [*run.tools, *missing]}) if missing else run)
+
+    return run_offering
+
+
 def create_app(
     agent: Agent | None = None,
     *,
@@ -74,7 +91,7 @@ def create_app(
         return HTMLResponse(_NOT_BUILT)
 
     routes: list[BaseRoute] = [
-        *aisdk.routes(core, path=AISDK_PATH),
+        *aisdk.routes(offering(core, FRONTEND_TOOLS), path=AISDK_PATH),
         *agui.routes(core, path=AGUI_PATH),
         Route("/api/info", info_endpoint, methods=["GET"]),
     ]
