@@ -3,8 +3,9 @@
 - **Serving a provider offline**: :class:`Replay` is an ``httpx.MockTransport`` handler that answers each
   request with the next :class:`Reply` (a recorded streaming body, an error status with a JSON body, or a
   body cut off mid-stream) and keeps every request's JSON body. Give the real SDK
-  ``http_client=httpx.AsyncClient(transport=httpx.MockTransport(replay))``. Bodies go out in small uneven
-  pieces, so the SDK reassembles lines and events across reads. :func:`recorded` reads a file of
+  ``http_client=httpx.AsyncClient(transport=httpx.MockTransport(replay))`` (:func:`httpx2_client` for an
+  SDK built on ``httpx2``). Bodies go out in small uneven pieces, so the SDK reassembles lines and events
+  across reads. :func:`recorded` reads a file of
   ``tests/sources/recorded``; :func:`sse` / :func:`ndjson` build bodies in the SSE / NDJSON wire formats.
 - **Checking a run**: :func:`collect` runs a source's stream through the strict checker (a source's own
   stream must need no repair) and returns the events; :func:`summarize` collapses it to one entry per block.
@@ -121,6 +122,29 @@ class Replay:
     def client(self) -> httpx.AsyncClient:
         """An ``httpx.AsyncClient`` over this handler (for an SDK's ``http_client=``)."""
         return httpx.AsyncClient(transport=httpx.MockTransport(self))
+
+
+def httpx2_client(replay: Replay) -> Any:
+    """An ``httpx2.AsyncClient`` over ``replay``, for SDKs built on ``httpx2`` (anthropic 2 refuses httpx
+    objects); a cut body drops the connection with ``httpx2.RemoteProtocolError``."""
+    import httpx2
+
+    class Relay(httpx2.AsyncByteStream):
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for piece in self.stream:
+                    yield piece
+            except httpx.RemoteProtocolError as exc:
+                raise httpx2.RemoteProtocolError(str(exc)) from None
+
+    def handler(request: Any) -> Any:
+        response = replay(request)  # Replay reads only the request's content, headers and path
+        return httpx2.Response(response.status_code, headers=dict(response.headers), stream=Relay(response.stream))
+
+    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
 # --- checking a run --------------------------------------------------------------------------------
