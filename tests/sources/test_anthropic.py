@@ -1,7 +1,8 @@
 """The Anthropic source driven through the real ``anthropic`` SDK, offline.
 
-``AsyncAnthropic`` talks to an ``httpx2.MockTransport`` (anthropic 2 is built on ``httpx2``) serving
-Messages streams in Anthropic's wire format (SSE with ``event:`` lines). Recorded bodies, in
+``AsyncAnthropic`` talks to the shared ``Replay`` through ``httpx2_client`` (anthropic 2 is built on
+``httpx2`` and refuses httpx objects), which serves Messages streams in Anthropic's wire format (SSE with
+``event:`` lines) in small uneven pieces. Recorded bodies, in
 ``tests/sources/recorded/``:
 
 * ``anthropic_basic_response.sse``, ``anthropic_tool_use_response.sse``,
@@ -13,32 +14,34 @@ Messages streams in Anthropic's wire format (SSE with ``event:`` lines). Recorde
   ``web_search_tool_result`` and a text, stopped with ``refusal``).
 
 Streams the suite has no recording of (parallel ``tool_use`` blocks, citations, redacted thinking, an ``error``
-event) are built by :func:`sse` in the same format, with the payload shapes of Anthropic's streaming and
+event) are built by :func:`wire` in the same format, with the payload shapes of Anthropic's streaming and
 citations documentation.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2 as httpx  # the transport package of anthropic 2 (it refuses httpx objects)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import (
     Meant,
     Plan,
+    Replay,
+    Reply,
     agui_body,
     aisdk_body,
     assert_clients_agree,
+    collect,
+    httpx2_client,
     interleave,
     meant_of_events,
     plans,
+    recorded,
+    sse,
     through_agui,
     through_aisdk,
 )
@@ -65,7 +68,6 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
     ToolResultPart,
-    check,
 )
 from streamkit.sources.anthropic import (
     REDACTED_PREFIX,
@@ -77,16 +79,14 @@ from streamkit.sources.anthropic import (
 )
 from streamkit.sources.tools import server_tool
 
-RECORDED = Path(__file__).parent / "recorded"
+
+def recorded_sse(name: str) -> bytes:
+    return recorded(f"anthropic_{name}.sse")
 
 
-def recorded(name: str) -> str:
-    return (RECORDED / f"anthropic_{name}.sse").read_text()
-
-
-def sse(events: list[dict[str, Any]]) -> str:
+def wire(events: list[dict[str, Any]]) -> bytes:
     """Events in Anthropic's wire format: ``event: <type>`` then ``data: <json>``, a blank line after each."""
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    return sse(events, named=True)
 
 
 def message_start(model: str = "claude-sonnet-4-5", **usage: int) -> dict[str, Any]:
@@ -142,38 +142,12 @@ def tool_use_stream(calls: list[tuple[str, str, list[str]]], *, interleave: bool
     return events + message_end("tool_use")
 
 
-class Server:
-    """A mock Messages API: serves one queued response per request and keeps every request body."""
-
-    def __init__(self, *responses: httpx.Response | Callable[[httpx.Request], httpx.Response]) -> None:
-        self.responses = list(responses)
-        self.requests: list[dict[str, Any]] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        assert request.url.path == "/v1/messages"
-        self.requests.append(json.loads(request.content))
-        response = self.responses.pop(0)
-        return response(request) if callable(response) else response
-
-    def client(self) -> anthropic.AsyncAnthropic:
-        transport = httpx.MockTransport(self)
-        return anthropic.AsyncAnthropic(
-            api_key="test-key", max_retries=0, http_client=httpx.AsyncClient(transport=transport)
-        )
+def anthropic_client(replay: Replay) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(api_key="test-key", max_retries=0, http_client=httpx2_client(replay))
 
 
-def stream_response(body: str) -> httpx.Response:
-    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
-
-
-async def collect(events: AsyncIterator[ChatEvent]) -> list[ChatEvent]:
-    out = [e async for e in events]
-    [e async for e in check(out, strict=True)]  # a well-formed run on its own (strict mode raises otherwise)
-    return out
-
-
-async def sdk_events(server: Server, **request: Any) -> list[ChatEvent]:
-    client = server.client()
+async def sdk_events(replay: Replay, **request: Any) -> list[ChatEvent]:
+    client = anthropic_client(replay)
     stream = await client.messages.create(
         model="claude-sonnet-4-5",
         max_tokens=1024,
@@ -196,7 +170,7 @@ def text_of(events: list[ChatEvent]) -> str:
 
 
 async def test_plain_text_from_the_sdk_suite() -> None:
-    events = await sdk_events(Server(stream_response(recorded("basic_response"))))
+    events = await sdk_events(Replay(Reply(recorded_sse("basic_response"))))
     assert isinstance(events[0], RunStarted) and events[0].thread_id is None and events[0].run_id is None
     assert [e.type for e in events] == [
         "run-started", "text-start", "text-delta", "text-delta", "text-delta", "text-end", "run-finished",
@@ -215,7 +189,7 @@ async def test_plain_text_from_the_sdk_suite() -> None:
 
 
 async def test_one_tool_call_from_the_sdk_suite() -> None:
-    events = await sdk_events(Server(stream_response(recorded("tool_use_response"))))
+    events = await sdk_events(Replay(Reply(recorded_sse("tool_use_response"))))
     assert text_of(events) == "I'll check the current weather in Paris for you."
     start = of(events, ToolCallStart)
     assert [(s.id, s.name) for s in start] == [("toolu_01NRLabsLyVHZPKxbKvkfSMn", "get_weather")]
@@ -231,7 +205,7 @@ async def test_one_tool_call_from_the_sdk_suite() -> None:
 
 
 async def test_max_tokens_cuts_a_tool_call_from_the_sdk_suite() -> None:
-    events = await sdk_events(Server(stream_response(recorded("incomplete_partial_json_response"))))
+    events = await sdk_events(Replay(Reply(recorded_sse("incomplete_partial_json_response"))))
     (end,) = of(events, ToolCallEnd)
     assert end.id == "toolu_01EKqbqmZrGRXy18eN7m9kvY" and end.error is not None  # its JSON was cut off
     assert isinstance(end.input, str) and end.input.startswith('{"filename": "taxes.txt"')
@@ -240,7 +214,7 @@ async def test_max_tokens_cuts_a_tool_call_from_the_sdk_suite() -> None:
 
 
 async def test_thinking_keeps_its_signature_and_refusal_is_content_filter() -> None:
-    events = await sdk_events(Server(stream_response(recorded("thinking_refusal"))))
+    events = await sdk_events(Replay(Reply(recorded_sse("thinking_refusal"))))
     types = [e.type for e in events]
     assert types[:2] == ["run-started", "reasoning-start"]
     reasoning = "".join(e.delta for e in events if e.type == "reasoning-delta")
@@ -257,7 +231,7 @@ async def test_thinking_keeps_its_signature_and_refusal_is_content_filter() -> N
 
 
 async def test_server_tool_use_is_provider_executed_with_its_results_as_sources() -> None:
-    events = await sdk_events(Server(stream_response(recorded("server_tool_refusal"))))
+    events = await sdk_events(Replay(Reply(recorded_sse("server_tool_refusal"))))
     (start,) = of(events, ToolCallStart)
     assert (start.id, start.name, start.provider_executed) == ("srvtoolu_fixture_a_0001", "web_search", True)
     (end,) = of(events, ToolCallEnd)
@@ -282,7 +256,7 @@ async def test_three_parallel_tool_calls_with_interleaved_argument_deltas() -> N
         ("toolu_B", "get_weather", ["", '{"city"', ': "Rome"', "}"]),
         ("toolu_C", "calculate", ['{"expression": "2*21"}']),
     ]
-    events = await sdk_events(Server(stream_response(sse(tool_use_stream(calls)))))
+    events = await sdk_events(Replay(Reply(wire(tool_use_stream(calls)))))
     assert [(s.id, s.name) for s in of(events, ToolCallStart)] == [(c[0], c[1]) for c in calls]
     for cid, _, pieces in calls:
         assert "".join(e.delta for e in events if e.type == "tool-call-args-delta" and e.id == cid) == "".join(pieces)
@@ -318,7 +292,7 @@ async def test_citations_redacted_thinking_and_cache_usage() -> None:
         block_stop(1),
         *message_end("end_turn"),
     ]
-    out = await sdk_events(Server(stream_response(sse(events))))
+    out = await sdk_events(Replay(Reply(wire(events))))
     (end,) = of(out, ReasoningEnd)
     assert end.provider_metadata == {"anthropic": {"redactedData": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"}}
     assert end.encrypted_value == REDACTED_PREFIX + "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"
@@ -337,8 +311,8 @@ async def test_citations_redacted_thinking_and_cache_usage() -> None:
 
 async def test_an_http_error_status_ends_the_run_with_the_providers_message() -> None:
     body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    server = Server(httpx.Response(529, json=body))
-    agent = AnthropicAgent(server.client(), model="claude-sonnet-4-5")
+    server = Replay(Reply.error(529, body))
+    agent = AnthropicAgent(anthropic_client(server), model="claude-sonnet-4-5")
     out = await collect(agent(RunInput(thread_id="t", run_id="r", messages=[user("hi")])))
     assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
 
@@ -351,7 +325,7 @@ async def test_an_error_event_inside_the_stream_ends_the_run() -> None:
         delta(0, {"type": "text_delta", "text": "Partial"}),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     ]
-    out = await sdk_events(Server(stream_response(sse(events))))
+    out = await sdk_events(Replay(Reply(wire(events))))
     assert text_of(out) == "Partial"
     assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
     # the same event as a plain dict, without the SDK (which raises it as an APIStatusError)
@@ -360,18 +334,9 @@ async def test_an_error_event_inside_the_stream_ends_the_run() -> None:
 
 
 async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
-    head = sse(
-        [message_start(), block_start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": "Hel"})]
-    )
-
-    class Dropped(httpx.AsyncByteStream):
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            yield head.encode()
-            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-
-    server = Server(httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Dropped()))
-    out = await sdk_events(server)
-    assert text_of(out) == "Hel"
+    body = recorded_sse("basic_response")
+    out = await sdk_events(Replay(Reply(body, cut=body.index(b'" there"'))))
+    assert text_of(out) == "Hello"
     error = out[-1]
     assert isinstance(error, RunError) and error.code == "model_unreachable"
     assert "peer closed connection" in error.message
@@ -547,8 +512,8 @@ def get_weather(city: str) -> dict[str, Any]:
     return {"city": city, "tempC": 21}
 
 
-def thinking_then_tool_call() -> str:
-    return sse(
+def thinking_then_tool_call() -> bytes:
+    return wire(
         [
             message_start(),
             block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
@@ -564,7 +529,7 @@ def thinking_then_tool_call() -> str:
 
 
 async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> None:
-    answer = sse(
+    answer = wire(
         [
             message_start(),
             block_start(0, {"type": "text", "text": ""}),
@@ -573,9 +538,9 @@ async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> 
             *message_end("end_turn", 7),
         ]
     )
-    server = Server(stream_response(thinking_then_tool_call()), stream_response(answer))
+    server = Replay(Reply(thinking_then_tool_call()), Reply(answer))
     agent = AnthropicAgent(
-        server.client(),
+        anthropic_client(server),
         model="claude-sonnet-4-5",
         max_tokens=2048,
         system="Be brief.",
@@ -624,9 +589,9 @@ async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> 
 
 
 async def test_agent_leaves_frontend_tool_calls_pending() -> None:
-    stream = sse(tool_use_stream([("toolu_F", "pick_color", ['{"options": ["red"]}'])]))
-    server = Server(stream_response(stream))
-    agent = AnthropicAgent(server.client(), tools=[get_weather])
+    stream = wire(tool_use_stream([("toolu_F", "pick_color", ['{"options": ["red"]}'])]))
+    server = Replay(Reply(stream))
+    agent = AnthropicAgent(anthropic_client(server), tools=[get_weather])
     run = RunInput(thread_id="t", run_id="r", messages=[user("pick")], tools=[Tool(name="pick_color")])
     out = await collect(agent(run))
     assert of(out, ToolResult) == []
@@ -696,7 +661,7 @@ def test_generated_streams_reach_both_real_clients_as_meant(js: JsOracle, stream
 
 
 async def weather_run() -> list[ChatEvent]:
-    answer = sse(
+    answer = wire(
         [
             message_start(),
             block_start(0, {"type": "text", "text": ""}),
@@ -705,8 +670,10 @@ async def weather_run() -> list[ChatEvent]:
             *message_end("end_turn", 7),
         ]
     )
-    server = Server(stream_response(thinking_then_tool_call()), stream_response(answer))
-    agent = AnthropicAgent(server.client(), tools=[get_weather], thinking={"type": "enabled", "budget_tokens": 1024})
+    server = Replay(Reply(thinking_then_tool_call()), Reply(answer))
+    agent = AnthropicAgent(
+        anthropic_client(server), tools=[get_weather], thinking={"type": "enabled", "budget_tokens": 1024}
+    )
     return await collect(agent(RunInput(thread_id="thread-1", run_id="r1", messages=[user("Weather in Paris?")])))
 
 
