@@ -739,3 +739,56 @@ def test_a_conversation_folded_by_http_agent_round_trips(js: JsOracle) -> None:
     request = answer["result"]["runs"][1]["request"]["body"]
     run = agui.to_run_input(agui.parse_run_agent_input(request))
     assert to_anthropic_messages(run.messages) == ROUND_TRIP
+
+
+async def _recorded_events(name: str) -> list[ChatEvent]:
+    return await sdk_events(Replay(Reply(recorded_sse(name))))
+
+
+def test_server_tools_citations_and_refusals_reach_both_real_clients(js: JsOracle) -> None:
+    events = asyncio.run(_recorded_events("server_tool_refusal"))
+    meant, ai = through_aisdk(js, events)
+    parts = ai["message"]["parts"]
+    (tool,) = [p for p in parts if p.get("toolCallId") == "srvtoolu_fixture_a_0001"]
+    assert tool["state"] == "output-available" and tool["providerExecuted"] is True
+    assert tool["input"] == {"query": "solar eclipse viewing safety news 2026"}
+    urls = [p["url"] for p in parts if p["type"] == "source-url"]
+    assert urls == ["https://www.example.com/eclipse-viewing-safety", "https://www.example.com/eclipses-2026"]
+    assert meant.finish == "content-filter"
+    _, ag = through_agui(js, events)
+    (call,) = [c for m in ag["messages"] if m["role"] == "assistant" for c in m.get("toolCalls") or []]
+    assert call["id"] == "srvtoolu_fixture_a_0001"
+    (result,) = [m for m in ag["messages"] if m["role"] == "tool"]
+    assert result["toolCallId"] == call["id"] and "eclipse-viewing-safety" in result["content"]
+    # a cited text block: the citation reaches the AI SDK client on its text part
+    cited = asyncio.run(
+        collect(
+            message_events(
+                [
+                    message_start(),
+                    block_start(0, {"type": "text", "text": ""}),
+                    delta(0, {"type": "text_delta", "text": "The grass is green."}),
+                    delta(
+                        0,
+                        {
+                            "type": "citations_delta",
+                            "citation": {
+                                "type": "web_search_result_location",
+                                "cited_text": "grass is green",
+                                "url": "https://example.com/grass",
+                                "title": "Grass",
+                                "encrypted_index": "Eo8BCioIAhgBIiQ",
+                            },
+                        },
+                    ),
+                    block_stop(0),
+                    *message_end("end_turn"),
+                ],
+                prefix="c",
+            )
+        )
+    )
+    _, ai = through_aisdk(js, cited)
+    (text,) = [p for p in ai["message"]["parts"] if p["type"] == "text"]
+    (citation,) = text["citations"]
+    assert citation["source"]["url"] == "https://example.com/grass" and citation["citedText"] == "grass is green"
