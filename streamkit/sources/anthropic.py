@@ -358,10 +358,12 @@ class AnthropicTranslator(StepTranslator):
         self._server: dict[int, tuple[str, list[str]]] = {}
         self._initial: dict[int, str] = {}  # a tool_use block's input given whole in its start
         self._usage: dict[str, int] = {}
+        self._carried: dict[str, int] = {}  # usage of earlier messages of a paused turn (pause_turn)
         self._model: str | None = None
         self._stop_reason: str | None = None
         self._stopped = False
         self._started = False
+        self._messages = 0
 
     def feed(self, event: Any) -> list[ChatEvent]:
         kind = _g(event, "type")
@@ -398,7 +400,13 @@ class AnthropicTranslator(StepTranslator):
     # -- events --------------------------------------------------------------------------------------
 
     def _message_start(self, event: Any, out: list[ChatEvent]) -> None:
+        if self._started:  # the continuation of a paused turn: its counts add to the earlier ones
+            for key, value in self._usage.items():
+                self._carried[key] = self._carried.get(key, 0) + value
+            self._usage = {}
+            self._stop_reason = None
         self._started = True
+        self._messages += 1  # tool calls are keyed by (message, block index)
         message = _g(event, "message")
         model = _g(message, "model")
         self._model = model if isinstance(model, str) else None
@@ -430,7 +438,7 @@ class AnthropicTranslator(StepTranslator):
                 out, provider_metadata={PROVIDER: {"redactedData": data}}, encrypted_value=REDACTED_PREFIX + data
             )
         elif kind == "tool_use":
-            self.call(index, out, id=_g(block, "id"), name=_g(block, "name"))
+            self.call((self._messages, index), out, id=_g(block, "id"), name=_g(block, "name"))
             initial = _g(block, "input")
             if initial:
                 self._initial[index] = _json_text(_plain(initial))
@@ -475,7 +483,7 @@ class AnthropicTranslator(StepTranslator):
                     args.append(piece)
                     out.append(ToolCallArgsDelta(id=cid, delta=piece))
             else:
-                self.call_args(index, piece, out)
+                self.call_args((self._messages, index), piece, out)
         elif kind == "citations_delta":
             citation = _citation(_g(delta, "citation"))
             if citation is not None:
@@ -496,7 +504,8 @@ class AnthropicTranslator(StepTranslator):
                 self.end_reasoning(out)
         elif kind == "tool_use":
             initial = self._initial.pop(index, None)
-            self.end_call(index, out, arguments=initial if initial is not None and not self._streamed(index) else None)
+            key = (self._messages, index)
+            self.end_call(key, out, arguments=initial if initial is not None and not self._streamed(key) else None)
         elif index in self._server:
             self._end_server(index, out)
 
@@ -527,8 +536,8 @@ class AnthropicTranslator(StepTranslator):
 
     # -- helpers -------------------------------------------------------------------------------------
 
-    def _streamed(self, index: int) -> bool:
-        state = self._calls.get(index)
+    def _streamed(self, key: tuple[int, int]) -> bool:
+        state = self._calls.get(key)
         return bool(state is not None and state.args)
 
     def _end_server(self, index: int, out: list[ChatEvent]) -> None:
@@ -563,7 +572,7 @@ class AnthropicTranslator(StepTranslator):
         thinking = _g(_g(usage, "output_tokens_details"), "thinking_tokens")
         if isinstance(thinking, int):
             self._usage["thinking_tokens"] = thinking
-        u = self._usage
+        u = {k: self._usage.get(k, 0) + self._carried.get(k, 0) for k in {*self._usage, *self._carried}}
         fresh, created, read = (
             u.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
@@ -633,6 +642,47 @@ def _import_anthropic() -> Any:
     return anthropic
 
 
+class _Content:
+    """The content blocks of one streamed message, as the API takes them back (to continue a paused turn)."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json: dict[int, list[str]] = {}
+        self.stop_reason: str | None = None
+
+    def feed(self, event: Any) -> None:
+        kind = _g(event, "type")
+        index = _g(event, "index")
+        if kind == "content_block_start" and isinstance(index, int):
+            block = _plain(_g(event, "content_block"))
+            self.blocks[index] = dict(block) if isinstance(block, dict) else {}
+        elif kind == "content_block_delta" and index in self.blocks:
+            block, d = self.blocks[index], _g(event, "delta")
+            dtype = _g(d, "type")
+            if dtype == "text_delta":
+                block["text"] = block.get("text", "") + (_g(d, "text") or "")
+            elif dtype == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + (_g(d, "thinking") or "")
+            elif dtype == "signature_delta":
+                block["signature"] = block.get("signature", "") + (_g(d, "signature") or "")
+            elif dtype == "input_json_delta":
+                self.json.setdefault(index, []).append(_g(d, "partial_json") or "")
+            elif dtype == "citations_delta":
+                block.setdefault("citations", []).append(_plain(_g(d, "citation")))
+        elif kind == "content_block_stop" and index in self.json:
+            text = "".join(self.json.pop(index))
+            try:
+                self.blocks[index]["input"] = json.loads(text) if text.strip() else {}
+            except ValueError:
+                self.blocks[index]["input"] = {}
+        elif kind == "message_delta":
+            reason = _g(_g(event, "delta"), "stop_reason")
+            self.stop_reason = reason if isinstance(reason, str) else self.stop_reason
+
+    def message(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": [self.blocks[i] for i in sorted(self.blocks)]}
+
+
 class _Run:
     """The tool loop's provider for one run (it holds the run's system prompt)."""
 
@@ -664,18 +714,26 @@ class _Run:
         }
         if self.system:
             request["system"] = self.system
-        if tools:
-            request["tools"] = to_anthropic_tools(tools)
+        specs = to_anthropic_tools(tools) + [dict(t) for t in agent.provider_tools]
+        if specs:
+            request["tools"] = specs
         if agent.thinking is not None:
             request["thinking"] = agent.thinking
-        stream = await agent.client.messages.create(**request)
-        try:
-            async for event in stream:
-                yield event
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                await close()
+        for _ in range(agent.max_continuations + 1):
+            content = _Content()
+            stream = await agent.client.messages.create(**request)
+            try:
+                async for event in stream:
+                    content.feed(event)
+                    yield event
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    await close()
+            if content.stop_reason != "pause_turn":
+                return
+            # Anthropic paused a long turn (its own server tools): send the content back to continue it
+            request["messages"] = [*request["messages"], content.message()]
 
 
 class AnthropicAgent:
@@ -686,8 +744,11 @@ class AnthropicAgent:
     functions), runs the server tools and calls the model again until it stops calling them or
     ``max_steps`` calls were made; frontend tool calls are left pending for the client. ``thinking``
     (``{"type": "enabled", "budget_tokens": 2048}``) turns on extended thinking; its signatures travel
-    with the reasoning parts so the next request restores them. ``options`` are passed to
-    ``messages.create`` as they are (``temperature``, ``metadata``, ...).
+    with the reasoning parts so the next request restores them. ``provider_tools`` are tool definitions
+    Anthropic runs itself, offered as they are (``{"type": "web_search_20250305", "name": "web_search"}``):
+    their calls and results stream as provider-executed tool calls, and a turn Anthropic pauses
+    (``pause_turn``) is continued within the same step, at most ``max_continuations`` times. ``options``
+    are passed to ``messages.create`` as they are (``temperature``, ``metadata``, ...).
     """
 
     def __init__(
@@ -699,7 +760,9 @@ class AnthropicAgent:
         system: str | None = None,
         tools: Sequence[Any] = (),
         thinking: dict[str, Any] | None = None,
+        provider_tools: Sequence[Mapping[str, Any]] = (),
         max_steps: int = 8,
+        max_continuations: int = 4,
         **options: Any,
     ) -> None:
         if client is None:
@@ -710,7 +773,9 @@ class AnthropicAgent:
         self.system = system
         self.tools: list[ServerTool] = as_server_tools(tools)
         self.thinking = thinking
+        self.provider_tools = list(provider_tools)
         self.max_steps = max_steps
+        self.max_continuations = max_continuations
         self.options = options
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:

@@ -792,3 +792,82 @@ def test_server_tools_citations_and_refusals_reach_both_real_clients(js: JsOracl
     (text,) = [p for p in ai["message"]["parts"] if p["type"] == "text"]
     (citation,) = text["citations"]
     assert citation["source"]["url"] == "https://example.com/grass" and citation["citedText"] == "grass is green"
+
+
+async def test_agent_offers_provider_tools_and_continues_a_paused_turn() -> None:
+    # Anthropic pauses a long turn of its own server tools with stop_reason pause_turn: the content goes
+    # back as it is and the model goes on, in the same step.
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    paused = wire(
+        [
+            message_start(),
+            block_start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+            delta(0, {"type": "input_json_delta", "partial_json": '{"query": "eclipse'}),
+            delta(0, {"type": "input_json_delta", "partial_json": ' 2026"}'}),
+            block_stop(0),
+            block_start(
+                1,
+                {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": [
+                        {
+                            "type": "web_search_result",
+                            "title": "E",
+                            "url": "https://e.example",
+                            "encrypted_content": "x",
+                        }
+                    ],
+                },
+            ),
+            block_stop(1),
+            *message_end("pause_turn", 10),
+        ]
+    )
+    resumed = wire(
+        [
+            message_start(),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, {"type": "text_delta", "text": "Two eclipses."}),
+            block_stop(0),
+            *message_end("end_turn", 4),
+        ]
+    )
+    server = Replay(Reply(paused), Reply(resumed))
+    agent = AnthropicAgent(anthropic_client(server), provider_tools=[search])
+    out = await collect(agent(RunInput(thread_id="t", run_id="r", messages=[user("eclipses?")])))
+    assert [e.type for e in out if e.type in ("step-started", "tool-call-start", "tool-result", "text-end")] == [
+        "step-started", "tool-call-start", "tool-result", "text-end",
+    ]  # fmt: skip
+    assert text_of(out) == "Two eclipses."
+    finished = out[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "stop"
+    assert finished.usage is not None and (finished.usage.input_tokens, finished.usage.output_tokens) == (20, 14)
+    first, second = server.requests
+    assert first["tools"] == [search] and second["tools"] == [search]
+    assert second["messages"] == [
+        first["messages"][0],
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_1",
+                    "name": "web_search",
+                    "input": {"query": "eclipse 2026"},
+                },
+                {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": [
+                        {
+                            "type": "web_search_result",
+                            "title": "E",
+                            "url": "https://e.example",
+                            "encrypted_content": "x",
+                        }
+                    ],
+                },
+            ],
+        },
+    ]
