@@ -80,7 +80,12 @@ def _frame_data(frame: str) -> str | None:
 
 
 async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
-    from httpx_sse import EventSource
+    try:
+        from httpx_sse import EventSource
+    except ImportError:  # pragma: no cover - the extra is not installed
+        raise RemoteError(
+            "reading an AI SDK stream needs httpx-sse: pip install 'streamkit[remote]'", "setup"
+        ) from None
 
     async for event in EventSource(response).aiter_sse():
         yield event.data
