@@ -269,7 +269,9 @@ class OllamaTranslator(StepTranslator):
                 key = self._n
                 self._n += 1
                 cid = _g(call, "id")
-                self.call(key, out, id=cid if isinstance(cid, str) and cid else None, name=name)
+                if not isinstance(cid, str) or not cid:
+                    cid = f"call_{self.prefix}_{self._n}"  # Ollama usually sends none: unique in the run
+                self.call(key, out, id=cid, name=name)
                 self.end_call(key, out, arguments=arguments)
         if _g(chunk, "done"):
             self._done = True
