@@ -284,13 +284,22 @@ class StepTranslator:
         self.parts.append(TextPart(text="".join(self._text_buf)))
         self._text, self._text_buf = None, []
 
-    def reasoning(self, delta: str, out: list[ChatEvent], *, provider_metadata: ProviderMetadata | None = None) -> None:
+    def reasoning(
+        self,
+        delta: str,
+        out: list[ChatEvent],
+        *,
+        provider_metadata: ProviderMetadata | None = None,
+        id: str | None = None,
+    ) -> None:
         """Append ``delta`` to the open reasoning block (opening one, and closing open text, first).
 
-        An empty ``delta`` only opens the block (for reasoning that carries nothing but opaque data)."""
+        An empty ``delta`` only opens the block (for reasoning that carries nothing but opaque data). ``id``
+        names the block this call opens (a provider's unique item id) instead of a made-up one."""
         if self._reasoning is None:
             self.end_text(out)
-            self._reasoning = self.new_id("reasoning")
+            self._reasoning = id if id and id not in self.taken else self.new_id("reasoning")
+            self.taken.add(self._reasoning)
             out.append(ReasoningStart(id=self._reasoning, provider_metadata=provider_metadata))
         if delta:
             self._reasoning_buf.append(delta)

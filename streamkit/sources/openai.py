@@ -97,7 +97,22 @@ def _count(value: Any) -> int | None:
 
 
 def _json_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` as JSON text, compact as the API writes it (and as ``JSON.stringify`` does); text as is."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _js_numbers(value: Any) -> Any:
+    """Integral floats as integers (``19.0`` is ``19`` in JSON): a history that went through a browser
+    client and back reads the same as the run that made it."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_js_numbers(v) for v in value]
+    return value
 
 
 def _error_text(error: Any) -> str:
@@ -409,7 +424,7 @@ class ResponsesTranslator(StepTranslator):
                 self.call_args(item_id, args, out)
         elif kind == "reasoning":
             self.end_reasoning(out)
-            self.reasoning("", out, provider_metadata=_item_meta(item_id))
+            self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
         elif kind == "message":
             self.end_text(out)
 
@@ -423,7 +438,7 @@ class ResponsesTranslator(StepTranslator):
             self.end_call(item_id, out, arguments=args if isinstance(args, str) else None)
         elif kind == "reasoning":
             if not self.reasoning_open:
-                self.reasoning("", out, provider_metadata=_item_meta(item_id))
+                self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
             encrypted = _get(item, "encrypted_content")
             meta: dict[str, Any] = {"itemId": item_id}
             if isinstance(encrypted, str) and encrypted:
@@ -477,6 +492,12 @@ class ResponsesTranslator(StepTranslator):
     def fail(self, exc: BaseException) -> RunError:
         """The SDK's exception as a RunError with the provider's message."""
         return provider_error(exc)
+
+
+def _rs_id(item_id: Any) -> str | None:
+    """A reasoning item's id, used as its block's id: a client that keeps only message ids and the
+    encrypted value (AG-UI) still brings back what the API needs to take the reasoning again."""
+    return item_id if isinstance(item_id, str) and item_id.startswith("rs_") else None
 
 
 def _item_meta(item_id: Any) -> dict[str, dict[str, Any]] | None:
@@ -685,17 +706,21 @@ def responses_input(run: RunInput) -> list[dict[str, Any]]:
                     out.append({"type": "function_call_output", "call_id": part.id, "output": _result_text(part)})
         else:
             for step in _steps(message):
-                _responses_step(step, results, sent, out)
+                _responses_step(step, results, sent, out, message.id)
     return out
 
 
 def _responses_step(
-    step: list[Any], results: Mapping[str, ToolResultPart], sent: set[str], out: list[dict[str, Any]]
+    step: list[Any],
+    results: Mapping[str, ToolResultPart],
+    sent: set[str],
+    out: list[dict[str, Any]],
+    message_id: str = "",
 ) -> None:
     calls: list[ToolCallPart] = []
     for part in step:
         if isinstance(part, ReasoningPart):
-            item = _reasoning_item(part)
+            item = _reasoning_item(part, message_id)
             if item is not None:
                 out.append(item)
         elif isinstance(part, TextPart):
@@ -715,9 +740,9 @@ def _responses_step(
         out.append({"type": "function_call_output", "call_id": call.id, "output": output})
 
 
-def _reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
+def _reasoning_item(part: ReasoningPart, message_id: str = "") -> dict[str, Any] | None:
     meta = (part.provider_metadata or {}).get(PROVIDER) or {}
-    item_id = meta.get("itemId")
+    item_id = meta.get("itemId") or _rs_id(message_id)  # AG-UI keeps the block's id as the message's
     if not isinstance(item_id, str) or not item_id:
         return None  # reasoning from elsewhere: the API takes reasoning items only by their id
     item: dict[str, Any] = {

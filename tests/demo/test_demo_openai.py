@@ -350,17 +350,25 @@ async def test_requests_carry_tools_history_and_tool_results(replay: tuple[str, 
             {
                 "id": "chatcmpl-tool-a1",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},  # re-serialized, compact
             },
             {
                 "id": "chatcmpl-tool-b2",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Tokyo"}'},
             },
         ],
     }
-    assert paris == {"role": "tool", "tool_call_id": "chatcmpl-tool-a1", "content": json.dumps(PARIS)}
-    assert tokyo == {"role": "tool", "tool_call_id": "chatcmpl-tool-b2", "content": json.dumps(TOKYO)}
+    assert paris == {
+        "role": "tool",
+        "tool_call_id": "chatcmpl-tool-a1",
+        "content": json.dumps(PARIS, separators=(",", ":")),
+    }
+    assert tokyo == {
+        "role": "tool",
+        "tool_call_id": "chatcmpl-tool-b2",
+        "content": json.dumps(TOKYO, separators=(",", ":")),
+    }
 
 
 async def test_tool_errors_go_back_to_the_model(replay: tuple[str, list[dict[str, Any]]]) -> None:

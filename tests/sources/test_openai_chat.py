@@ -286,11 +286,11 @@ async def test_tool_result_fed_back_to_the_model() -> None:
                 {
                     "id": cid,
                     "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city": "New York City"}'},
+                    "function": {"name": "get_weather", "arguments": '{"city":"New York City"}'},
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": cid, "content": json.dumps(WEATHER)},
+        {"role": "tool", "tool_call_id": cid, "content": json.dumps(WEATHER, separators=(",", ":"))},
     ]
     assert replay.headers[0]["authorization"] == "Bearer sk-test"
 
@@ -346,7 +346,11 @@ async def test_a_server_tool_that_needs_approval_pauses_then_runs_once_approved(
     said = summarize(await collect(agent(user_run().model_copy(update={"messages": history})), [cid]))
     assert said[:3] == [("run-started",), ("tool-result", cid, WEATHER), ("step", "model-call-1")]
     assert ran == ["New York City"]
-    assert replay.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": cid, "content": json.dumps(WEATHER)}
+    assert replay.requests[-1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": cid,
+        "content": json.dumps(WEATHER, separators=(",", ":")),
+    }
     # denied: the model hears it, the tool does not run
     denied = answered.model_copy(update={"approval": ApprovalState(id=f"approval-{cid}", approved=False, reason="no")})
     history = [*user_run().messages, Message(id="a1", role="assistant", parts=[denied])]
@@ -448,8 +452,8 @@ def test_chat_messages_causal_order_files_context() -> None:
             "role": "assistant",
             "content": "Checking.",
             "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "calc", "arguments": '{"x": 1}'}},
-                {"id": "c2", "type": "function", "function": {"name": "calc", "arguments": '{"x": 2}'}},
+                {"id": "c1", "type": "function", "function": {"name": "calc", "arguments": '{"x":1}'}},
+                {"id": "c2", "type": "function", "function": {"name": "calc", "arguments": '{"x":2}'}},
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "Error: bad"},

@@ -144,22 +144,22 @@ async def test_reasoning_tool_loop_restores_encrypted_reasoning() -> None:
         "type": "function_call",
         "call_id": CALLS[0],
         "name": "calculator",
-        "arguments": '{"a": 12, "b": 7, "op": "add"}',
+        "arguments": '{"a":12,"b":7,"op":"add"}',
     }
     assert second["input"] == [
         user,
         reasoning,
         call_1,
-        {"type": "function_call_output", "call_id": CALLS[0], "output": "19.0"},
+        {"type": "function_call_output", "call_id": CALLS[0], "output": "19"},
     ]
     assert fourth["input"][-2:] == [
         {
             "type": "function_call",
             "call_id": CALLS[2],
             "name": "calculator",
-            "arguments": '{"a": 57, "b": 10, "op": "multiply"}',
+            "arguments": '{"a":57,"b":10,"op":"multiply"}',
         },
-        {"type": "function_call_output", "call_id": CALLS[2], "output": "570.0"},
+        {"type": "function_call_output", "call_id": CALLS[2], "output": "570"},
     ]
 
 
@@ -386,8 +386,8 @@ def test_responses_input_causal_order() -> None:
             "summary": [{"type": "summary_text", "text": "plan"}],
             "encrypted_content": "enc",
         },
-        {"type": "function_call", "call_id": "call_1", "name": "calc", "arguments": '{"a": 1}'},
-        {"type": "function_call_output", "call_id": "call_1", "output": '{"r": 2}'},
+        {"type": "function_call", "call_id": "call_1", "name": "calc", "arguments": '{"a":1}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": '{"r":2}'},
         {"role": "assistant", "content": "Two."},
         {"type": "function_call", "call_id": "call_2", "name": "ask", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "call_2", "output": "The user denied this tool call."},
