@@ -6,16 +6,21 @@ field by field."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_replay import serve
+from openai_replay import call_number, serve
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from conftest import JsOracle
 from streamkit import aisdk
 from streamkit.demo.agent import INSTANT, ScriptedAgent
 from streamkit.demo.app import create_app, offering
+from streamkit.demo.openai import OpenAIAgent
 from streamkit.demo.tools import FRONTEND_TOOLS, SET_THEME
 from streamkit.events import APPROVAL_SCHEMA
 
@@ -308,3 +313,61 @@ def test_agui_frontend_tool(js: JsOracle, demo: str) -> None:
     assert messages[1]["toolCalls"][0]["function"] == {"name": "set_theme", "arguments": '{"theme": "dark"}'}
     assert messages[-1]["content"] == "Done, the page is now dark."
     assert statuses(result["state"]) == {"understand": "done", "call-1": "done", "answer": "done"}
+
+
+# --- the OpenAI-compatible agent offers the same two tools ------------------------------------------
+
+HITL_RECORDINGS = Path(__file__).parent / "hitl_recordings"
+
+
+def model_server() -> Starlette:
+    """Chat Completions bodies for the model calls of a run (``hitl_recordings/<model>/NN.sse``, written in
+    the wire format of the recorded OpenAI streams in ``recordings/``); every request body is kept."""
+    requests: list[dict[str, Any]] = []
+
+    async def completions(request: Request) -> Response:
+        body = await request.json()
+        requests.append(body)
+        path = HITL_RECORDINGS / body["model"] / f"{call_number(body['messages']):02d}.sse"
+        return Response(path.read_bytes(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    app.state.requests = requests
+    return app
+
+
+@pytest.mark.parametrize("approved", [True, False], ids=["approve", "deny"])
+def test_model_agent_asks_approval_for_delete_file(js: JsOracle, approved: bool) -> None:
+    server = model_server()
+    with serve(server) as model_url:
+        agent = OpenAIAgent(model_url + "/v1", "approval", max_steps=3)
+        with serve(create_app(agent, static_dir=None)) as url:
+            result = _approval_session(js, url, DELETE, approved)
+    first, second = server.state.requests
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert {"get_weather", "calculate", "search_docs", "delete_file", "set_theme"} <= offered
+    (part,) = tool_parts(result["message"])
+    assert part["toolCallId"] == "call_Dl3tN0t3s" and part["input"] == {"path": "notes.txt"}
+    tool_message = second["messages"][-1]  # what the model is told after the user's answer
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_Dl3tN0t3s"
+    if approved:
+        assert part["state"] == "output-available"
+        assert part["output"] == {"path": "notes.txt", "deleted": True, "bytes": 1284}
+    else:
+        assert part["state"] == "output-denied"
+    assert texts(result["message"]) == "I deleted notes.txt."  # the recorded model's answer either way
+    assert [f["finishReason"] for f in result["finishes"]] == ["tool-calls", "stop"]
+
+
+def test_model_agent_calls_the_page_theme_tool(js: JsOracle) -> None:
+    server = model_server()
+    with serve(server) as model_url:
+        agent = OpenAIAgent(model_url + "/v1", "theme_tool", max_steps=3)
+        with serve(create_app(agent, static_dir=None)) as url:
+            steps = [{"do": "sendMessage", "args": {"text": THEME}}]
+            result = chat(js, url, steps, auto="toolCalls", clientTools={"set_theme": {"theme": "dark"}})
+    assert len(server.state.requests) == 2
+    (part,) = tool_parts(result["message"])
+    assert (part["type"], part["state"], part["output"]) == ("tool-set_theme", "output-available", {"theme": "dark"})
+    assert server.state.requests[1]["messages"][-1]["role"] == "tool"
+    assert texts(result["message"]) == "Done, the page is now dark."
