@@ -9,6 +9,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -19,6 +21,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 from starlette.applications import Starlette
+from support import assert_clients_agree, collect, interleave, meant_of_events, plans
 
 from conftest import JsOracle
 from streamkit import agui, aisdk
@@ -40,7 +43,6 @@ from streamkit.events import (
     ToolResult,
     ToolResultPart,
 )
-from streamkit.events.checker import SequenceChecker
 from streamkit.sources.langgraph import LangGraphAgent, to_messages
 
 # --- the chat model test double ---------------------------------------------------------------------
@@ -135,16 +137,9 @@ def agent_graph(model: ScriptedChatModel, *, checkpointer: Any = None, approve: 
     return builder.compile(checkpointer=checkpointer)
 
 
-def events_of(agent: LangGraphAgent, run: RunInput) -> list[ChatEvent]:
-    async def collect() -> list[ChatEvent]:
-        return [event async for event in agent(run)]
-
-    events = asyncio.run(collect())
-    checker = SequenceChecker(strict=True)  # well formed on its own: nothing to repair
-    for event in events:
-        assert checker.feed(event) == [event]
-    assert checker.close() == []
-    return events
+def events_of(agent: LangGraphAgent, run: RunInput, known_tool_calls: tuple[str, ...] = ()) -> list[ChatEvent]:
+    """The run's events, checked by the strict checker (a source's stream needs no repair)."""
+    return asyncio.run(collect(agent(run), known_tool_calls))
 
 
 def user_run(text: str = "hi", *, thread: str = "th", run_id: str = "r1", **kw: Any) -> RunInput:
@@ -491,6 +486,34 @@ def test_without_a_checkpointer_the_whole_history_goes_in(js: JsOracle, live_ser
         ("HumanMessage", "two"),
     ]
     assert isinstance(model.calls[1][0], HumanMessage)
+
+
+# --- generated model streams through both real clients ------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_generated_model_streams_reach_both_clients_as_meant(js: JsOracle, data: st.DataObject) -> None:
+    """Reasoning and text tokens, then tool calls whose argument JSON is split anywhere and interleaved by
+    index (ids and names in each call's first chunk only), through a one-node graph."""
+    plan = data.draw(plans(id_prefix="call_"))
+    pieces: list[Any] = [{"type": "reasoning", "reasoning": r} for r in plan.reasoning] + list(plan.text)
+    for n, call in enumerate(plan.calls):
+        pieces.append({"name": call.name, "args": "", "id": call.id, "index": n})
+    pieces += [{"name": None, "args": piece, "id": None, "index": n} for n, piece in data.draw(interleave(plan.calls))]
+    model = ScriptedChatModel(turns=[chunks("m1", *pieces)], calls=[])
+
+    async def node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", node)
+    builder.add_edge(START, "model")
+    events = events_of(LangGraphAgent(builder.compile()), user_run())
+    meant = plan.meant(finish="tool-calls" if plan.calls else "stop")
+    got = meant_of_events(events)
+    assert (got.blocks, got.finish) == (meant.blocks, meant.finish)
+    assert_clients_agree(js, events, meant)
 
 
 def test_without_the_extra_the_import_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
