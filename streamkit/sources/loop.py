@@ -94,6 +94,7 @@ __all__ = [
     "ToolCallRequest",
     "add_usage",
     "describe_error",
+    "json_text",
     "run_tag",
     "run_tool_loop",
     "stream_step",
@@ -155,6 +156,25 @@ def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
         provider=usage.provider or total.provider,
         model=usage.model or total.model,
     )
+
+
+def json_text(value: Any) -> str:
+    """``value`` as the JSON text a provider is sent (a tool's output, a call's input): a string as it is,
+    else compact JSON with integral floats as integers, as ``JSON.stringify`` writes them, so a history that
+    went through a browser client and back reads the same as the run that made it."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _js_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_js_numbers(v) for v in value]
+    return value
 
 
 # --- the translator base ---------------------------------------------------------------------------
