@@ -402,6 +402,15 @@ def test_interrupt_and_resume_through_the_real_ag_ui_client(js: JsOracle, live_s
     assert [m["role"] for m in again["messages"]] == ["user", "assistant"]  # nothing new, nothing lost
     assert len(model.calls) == 1  # no second model call: the graph resumed at the review node
 
+    # useChat has no resume: the interrupt reaches it as a data part of the message
+    model = ScriptedChatModel(turns=[chunks("m1", "Report ready.")], calls=[])
+    url = serve(live_server, LangGraphAgent(agent_graph(model, checkpointer=InMemorySaver(), approve=True)))
+    chat = aisdk_chat(js, url)
+    assert chat["error"] is None and chat["finishReason"] == "interrupted"
+    [part] = [p for p in chat["message"]["parts"] if p["type"] == "data-interrupt"]
+    assert part["data"]["reason"] == "interrupt"
+    assert part["data"]["metadata"] == {"value": {"question": "Send the report?", "plan": ["call 1"]}}
+
 
 def test_resume_maps_entries_to_command_and_cancel_value() -> None:
     model = ScriptedChatModel(turns=[chunks("m1", "ok")], calls=[])
