@@ -7,6 +7,8 @@ from typing import Any
 
 from streamkit.aisdk import AISDKMapper, ChatRequest, to_run_input
 from streamkit.events import (
+    Interrupt,
+    RunFinished,
     RunStarted,
     StepFinished,
     StepStarted,
@@ -121,3 +123,20 @@ def test_the_neutral_parts_of_a_denied_call() -> None:
     call, result = message.parts
     assert isinstance(call, ToolCallPart) and call.approval is not None and call.approval.approved is False
     assert result == ToolResultPart(id="c1", name="delete_file", denied=True)
+
+
+def test_an_interrupt_for_an_approved_call_is_that_approval() -> None:
+    """A core that also reports its approval as an interrupt still pauses the way the client resends on."""
+    base = [
+        RunStarted(message_id="m1"),
+        ToolCallEnd(id="c1", name="delete_file", input={}),
+        hitl.request_approval("c1"),
+    ]
+    same = hitl.approval_interrupt(hitl.request_approval("c1"))
+    other = Interrupt(id="i2", reason="input_required")
+    chunks = _chunks(AISDKMapper(), *base, RunFinished(finish_reason="interrupted", interrupts=[same]))
+    assert chunks[-1] == {"type": "finish", "finishReason": "tool-calls"}
+    assert not [c for c in chunks if c["type"] == "data-interrupt"]
+    chunks = _chunks(AISDKMapper(), *base, RunFinished(interrupts=[same, other]))
+    assert [c["id"] for c in chunks if c["type"] == "data-interrupt"] == ["i2"]
+    assert chunks[-1] == {"type": "finish", "finishReason": "interrupted"}
