@@ -50,7 +50,7 @@ from ..events import (
     ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, run_tool_loop, translate
+from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
 from .tools import ServerTool, as_server_tools
 
 __all__ = [
@@ -96,11 +96,6 @@ def _plain(obj: Any) -> Any:
     if dump is not None:
         return dump(mode="json", exclude_none=True)
     return obj
-
-
-def _json_text(value: Any) -> str:
-    """``value`` as text: a string as it is, else compact JSON (as AG-UI clients carry tool results)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --- RunInput -> Messages request ------------------------------------------------------------------
@@ -214,7 +209,7 @@ def _result_block(call_id: str, result: ToolResultPart | None, call: ToolCallPar
         block["content"] = result.error or "The tool failed."
         block["is_error"] = True
     else:
-        block["content"] = _json_text(result.output)
+        block["content"] = json_text(result.output)
     return block
 
 
@@ -441,7 +436,7 @@ class AnthropicTranslator(StepTranslator):
             self.call((self._messages, index), out, id=_g(block, "id"), name=_g(block, "name"))
             initial = _g(block, "input")
             if initial:
-                self._initial[index] = _json_text(_plain(initial))
+                self._initial[index] = json_text(_plain(initial))
         elif kind in ("server_tool_use", "mcp_tool_use"):
             self.end_reasoning(out)
             self.end_text(out)
@@ -452,7 +447,7 @@ class AnthropicTranslator(StepTranslator):
                 ToolCallStart(id=cid, name=_g(block, "name") or kind, provider_executed=True, provider_metadata=meta)
             )
             initial = _g(block, "input")
-            args = [_json_text(_plain(initial))] if initial else []
+            args = [json_text(_plain(initial))] if initial else []
             if args:
                 out.append(ToolCallArgsDelta(id=cid, delta=args[0]))
             self._server[index] = (cid, args)

@@ -43,7 +43,7 @@ from ..events import (
     ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, run_tool_loop, translate
+from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
 from .tools import ServerTool, as_server_tools
 
 __all__ = [
@@ -78,11 +78,6 @@ def _g(obj: Any, key: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
-
-
-def _json_text(value: Any) -> str:
-    """``value`` as text: a string as it is, else compact JSON (as AG-UI clients carry tool results)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --- RunInput -> /api/chat messages ----------------------------------------------------------------
@@ -124,7 +119,7 @@ def _result_text(result: ToolResultPart | None, call: ToolCallPart | None) -> st
         return "The user denied this tool call." + (f" Reason: {result.error}" if result.error else "")
     if result.error is not None:
         return f"Error: {result.error}"
-    return _json_text(result.output)
+    return json_text(result.output)
 
 
 def _arguments(value: Any) -> dict[str, Any]:

@@ -389,7 +389,7 @@ def test_history_becomes_messages_with_thinking_signatures_and_tool_results_in_c
                     SIGNED,
                     TextPart(text="Checking."),
                     ToolCallPart(id="toolu_1", name="get_weather", input={"city": "Paris"}),
-                    ToolResultPart(id="toolu_1", name="get_weather", output={"tempC": 21}),
+                    ToolResultPart(id="toolu_1", name="get_weather", output={"tempC": 21.0}),  # sent as 21
                     ToolCallPart(id="toolu_2", name="get_weather", input={"city": "Rome"}),
                     ToolResultPart(id="toolu_2", name="get_weather", error="timeout"),
                     ReasoningPart(text="", encrypted_value=REDACTED_PREFIX + "opaque"),

@@ -215,7 +215,7 @@ def test_history_becomes_chat_messages_in_causal_order() -> None:
                 TextPart(text="Checking."),
                 ToolCallPart(id="c1", name="get_weather", input={"city": "Paris"}),
                 ToolCallPart(id="c2", name="lookup", input='{"q": "png"}'),
-                ToolResultPart(id="c1", name="get_weather", output={"tempC": 21}),
+                ToolResultPart(id="c1", name="get_weather", output={"tempC": 21.0}),  # sent as 21
                 TextPart(text="A small image; 21C."),
             ],
         ),
