@@ -469,46 +469,59 @@ class StepTranslator:
 # --- wrappers --------------------------------------------------------------------------------------
 
 
-async def stream_step(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
+def stream_step(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
     """The content events of one model call: ``translator`` fed every item of ``source``, then closed.
 
     An error the provider reports (``translator.error`` set by ``feed``) or an exception raised while
     iterating (recorded as ``translator.fail(exc)``) stops the step: no ``close`` events follow, and the
     caller ends the run with ``translator.error``. ``source`` is closed when the step ends.
     """
+    return _drive(source, translator, False)
+
+
+def translate(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
+    """A well-formed run from one provider stream: ``RunStarted``, the events, ``RunFinished`` or ``RunError``."""
+    return _drive(source, translator, True)
+
+
+async def _drive(
+    source: AsyncIterable[Any], translator: StepTranslator, whole: bool
+) -> AsyncGenerator[ChatEvent, None]:
+    # One generator for both (each generator layer costs about as much per event as the translation).
+    if whole:
+        yield RunStarted()
     iterator = aiter(source)
+    feed = translator.feed
+    feeding = False
+    failed = False
     try:
-        while True:
-            try:
-                item = await anext(iterator)
-            except StopAsyncIteration:
-                break
-            except Exception as exc:  # an SDK error, a dropped connection: the run's error, not an exception
-                translator.error = translator.fail(exc)
-                return
-            for event in translator.feed(item):
+        async for item in iterator:
+            feeding = True
+            events = feed(item)
+            feeding = False
+            for event in events:
                 yield event
             if translator.error is not None:
-                return
-        for event in translator.close():
-            yield event
+                failed = True
+                break
+    except Exception as exc:  # an SDK error, a dropped connection: the run's error, not an exception
+        if feeding:  # a bug in the translator is not the provider's error
+            raise
+        translator.error = translator.fail(exc)
+        failed = True
     finally:
         close = getattr(iterator, "aclose", None)
         if close is not None:
             with suppress(Exception):  # closing a broken stream must not mask the run's own ending
                 await close()
-
-
-async def translate(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
-    """A well-formed run from one provider stream: ``RunStarted``, the events, ``RunFinished`` or ``RunError``."""
-    yield RunStarted()
-    async with aclosing(stream_step(source, translator)) as events:
-        async for event in events:
+    if not failed:
+        for event in translator.close():
             yield event
-    if translator.error is not None:
-        yield translator.error
-    else:
-        yield RunFinished(finish_reason=translator.finish, usage=translator.usage)
+    if whole:
+        if translator.error is not None:
+            yield translator.error
+        else:
+            yield RunFinished(finish_reason=translator.finish, usage=translator.usage)
 
 
 # --- the tool loop ---------------------------------------------------------------------------------

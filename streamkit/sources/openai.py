@@ -92,6 +92,21 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+_EMPTY: Mapping[str, Any] = {}
+
+
+def _fields(obj: Any) -> Mapping[str, Any]:
+    """The fields of an SDK object (a pydantic model: declared fields and extras) or a dict, read with
+    ``.get``; anything else reads as empty."""
+    if type(obj) is dict:
+        return obj
+    fields = getattr(obj, "__dict__", None)
+    if fields is None:
+        return obj if isinstance(obj, Mapping) else _EMPTY
+    extra = getattr(obj, "__pydantic_extra__", None)
+    return {**fields, **extra} if extra else fields
+
+
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -187,64 +202,79 @@ class ChatTranslator(StepTranslator):
 
     def feed(self, chunk: Any) -> list[ChatEvent]:
         """The events for one chunk (unknown or malformed pieces are ignored)."""
+        if type(chunk) is dict and self.text_open:  # the common chunk: one more piece of the open text
+            choices = chunk.get("choices")
+            if choices and type(choices) is list and len(choices) == 1 and chunk.get("usage") is None:
+                choice = choices[0]
+                delta = choice.get("delta") if type(choice) is dict else None
+                if type(delta) is dict and len(delta) == 1 and not choice.get("finish_reason"):
+                    content = delta.get("content")
+                    if content and type(content) is str and not choice.get("index") and "error" not in chunk:
+                        fast: list[ChatEvent] = []
+                        self.text(content, fast)
+                        return fast
         out: list[ChatEvent] = []
-        error = _get(chunk, "error")
+        fields = _fields(chunk)
+        error = fields.get("error")
         if error is not None:
             self.error = RunError(message=_error_text(error), code=_error_code(error))
             return out
-        model = _get(chunk, "model")
-        if isinstance(model, str) and model:
+        model = fields.get("model")
+        if model and model != self.model and isinstance(model, str):
             self.model = model
-        usage = _get(chunk, "usage")
+        usage = fields.get("usage")
         if usage is not None:
             self.usage = chat_usage(usage, self.model)
-        choices = _get(chunk, "choices")
-        if not choices:
+        choices = fields.get("choices")
+        if not choices or not isinstance(choices, list):
             return out
         for choice in choices:
-            if (_get(choice, "index") or 0) != 0:
+            choice = _fields(choice)
+            if choice.get("index") or 0:
                 continue
-            delta = _get(choice, "delta")
+            delta = choice.get("delta")
             if delta is not None:
-                self._delta(delta, out)
-            reason = _get(choice, "finish_reason")
-            if isinstance(reason, str) and reason:
+                self._delta(_fields(delta), out)
+            reason = choice.get("finish_reason")
+            if reason and isinstance(reason, str):
                 self.finish_reason = _CHAT_FINISH.get(reason, "other")
         return out
 
-    def _delta(self, delta: Any, out: list[ChatEvent]) -> None:
-        reasoning = _get(delta, "reasoning_content")
+    def _delta(self, delta: Mapping[str, Any], out: list[ChatEvent]) -> None:
+        content = delta.get("content")
+        reasoning = delta.get("reasoning_content")
         if not isinstance(reasoning, str) or not reasoning:
-            reasoning = _get(delta, "reasoning")
+            reasoning = delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             self.reasoning(reasoning, out)
-        content = _get(delta, "content")
         if isinstance(content, str) and content:
             self.text(content, out)
-        refusal = _get(delta, "refusal")
+        refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             self.text(refusal, out)
-        annotations = _get(delta, "annotations")
+        annotations = delta.get("annotations")
         if annotations:
             for annotation in annotations:
                 self._annotation(annotation, out)
-        calls = _get(delta, "tool_calls")
+        calls = delta.get("tool_calls")
         if calls:
             for position, call in enumerate(calls):
-                index = _get(call, "index")
+                call = _fields(call)
+                index = call.get("index")
                 key = index if isinstance(index, int) else position
-                function = _get(call, "function")
-                cid = _get(call, "id")
-                name = _get(function, "name") if function is not None else None
-                self.call(key, out, id=cid if isinstance(cid, str) else None, name=name if name else None)
-                args = _get(function, "arguments") if function is not None else None
-                if isinstance(args, str) and args:
+                function = _fields(call.get("function"))
+                cid = call.get("id")
+                name = function.get("name")
+                if cid or name or not self.has_call(key):
+                    self.call(key, out, id=cid if isinstance(cid, str) else None, name=name or None)
+                args = function.get("arguments")
+                if args and isinstance(args, str):
                     self.call_args(key, args, out)
-        legacy = _get(delta, "function_call")
+        legacy = delta.get("function_call")
         if legacy is not None:
-            name = _get(legacy, "name")
-            self.call("function_call", out, name=name if name else None)
-            args = _get(legacy, "arguments")
+            legacy = _fields(legacy)
+            self.call("function_call", out, name=legacy.get("name") or None)
+            args = legacy.get("arguments")
             if isinstance(args, str) and args:
                 self.call_args("function_call", args, out)
 
@@ -289,14 +319,13 @@ _STATUS_HINT = {
 }
 
 
-async def chat_events(chunks: AsyncIterable[Any], *, prefix: str | None = None) -> AsyncGenerator[ChatEvent, None]:
+def chat_events(chunks: AsyncIterable[Any], *, prefix: str | None = None) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from a Chat Completions stream (SDK ``ChatCompletionChunk``\\ s or dicts).
 
     ``RunStarted`` (no ids: the route's), the content, then ``RunFinished`` with the finish reason and usage,
     or a ``RunError`` with the provider's message when the stream reports an error or raises one.
     """
-    async for event in translate(chunks, ChatTranslator(prefix)):
-        yield event
+    return translate(chunks, ChatTranslator(prefix))
 
 
 # --- Responses API: the translator -----------------------------------------------------------------
@@ -504,10 +533,9 @@ def _item_meta(item_id: Any) -> dict[str, dict[str, Any]] | None:
     return {PROVIDER: {"itemId": item_id}} if isinstance(item_id, str) and item_id else None
 
 
-async def responses_events(events: AsyncIterable[Any], *, prefix: str | None = None) -> AsyncGenerator[ChatEvent, None]:
+def responses_events(events: AsyncIterable[Any], *, prefix: str | None = None) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from a Responses API stream (SDK ``ResponseStreamEvent``\\ s or dicts)."""
-    async for event in translate(events, ResponsesTranslator(prefix)):
-        yield event
+    return translate(events, ResponsesTranslator(prefix))
 
 
 # --- input: RunInput -> the provider's messages ----------------------------------------------------
