@@ -18,11 +18,25 @@ from starlette.routing import Route
 
 from conftest import JsOracle
 from streamkit import aisdk
-from streamkit.demo.agent import INSTANT, ScriptedAgent
+from streamkit.demo.agent import INSTANT, ScriptedAgent, choose_path, script
 from streamkit.demo.app import create_app, offering
 from streamkit.demo.openai import OpenAIAgent
 from streamkit.demo.tools import FRONTEND_TOOLS, SET_THEME
-from streamkit.events import APPROVAL_SCHEMA
+from streamkit.events import (
+    APPROVAL_SCHEMA,
+    ApprovalState,
+    Message,
+    RunError,
+    RunInput,
+    RunStarted,
+    StateUpdate,
+    StepStarted,
+    TextPart,
+    ToolApprovalRequest,
+    ToolCallPart,
+    ToolResult,
+    hitl,
+)
 
 DELETE = "Delete the file notes.txt"
 DELETE_TWO = "Delete notes.txt and todo.txt"
@@ -371,3 +385,76 @@ def test_model_agent_calls_the_page_theme_tool(js: JsOracle) -> None:
     assert (part["type"], part["state"], part["output"]) == ("tool-set_theme", "output-available", {"theme": "dark"})
     assert server.state.requests[1]["messages"][-1]["role"] == "tool"
     assert texts(result["message"]) == "Done, the page is now dark."
+
+
+# --- the offline agent's script (pure) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "path"),
+    [
+        (DELETE, "delete"),
+        ("please remove draft.md", "delete"),
+        (THEME, "theme"),
+        ("Light mode, please", "theme"),
+        ("change the theme", "theme"),
+        ("crash and delete", "crash"),
+    ],
+)
+def test_paths(prompt: str, path: str) -> None:
+    assert choose_path(prompt) == path
+
+
+def _run(*messages: Message, state: Any = None) -> RunInput:
+    return RunInput(thread_id="t", run_id="r1", messages=list(messages), state=state)
+
+
+def test_the_delete_script_pauses_and_resumes() -> None:
+    ask = _run(Message(id="u", role="user", parts=[TextPart(text=DELETE_TWO)]))
+    events = [e for _, e in script(ask)]
+    approvals = [e for e in events if isinstance(e, ToolApprovalRequest)]
+    assert [(a.id, a.tool_call_id) for a in approvals] == [
+        ("approval-call_r1_1", "call_r1_1"),
+        ("approval-call_r1_2", "call_r1_2"),
+    ]
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    assert events[-1] == hitl.pause(usage=events[-1].usage)  # type: ignore[union-attr]
+    plan = [e.state for e in events if isinstance(e, StateUpdate)][-1]
+    assert plan["status"] == "waiting for approval"
+    calls = [
+        ToolCallPart(
+            id="call_r1_1",
+            name="delete_file",
+            input={"path": "notes.txt"},
+            approval=ApprovalState(id="approval-call_r1_1", approved=True),
+        ),
+        ToolCallPart(
+            id="call_r1_2",
+            name="delete_file",
+            input={"path": "todo.txt"},
+            approval=ApprovalState(id="approval-call_r1_2", approved=False),
+        ),
+    ]
+    resumed = _run(ask.messages[0], Message(id="a", role="assistant", parts=list(calls)), state=plan).model_copy(
+        update={"run_id": "r2", "message_id": "a"}
+    )
+    events = [e for _, e in script(resumed)]
+    assert events[0] == RunStarted(thread_id="t", run_id="r2", message_id="a")
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert results == [
+        ToolResult(id="call_r1_1", output={"path": "notes.txt", "deleted": True, "bytes": 1284}),
+        ToolResult(id="call_r1_2", denied=True, error="The user denied deleting todo.txt."),
+    ]
+    first_step = next(i for i, e in enumerate(events) if isinstance(e, StepStarted))
+    assert first_step > events.index(results[-1])  # the answer is a new step after the results
+    assert events[-1].finish_reason == "stop"  # type: ignore[union-attr]
+    final = [e.state for e in events if isinstance(e, StateUpdate)][-1]
+    assert final["status"] == "done"
+    assert statuses(final) == {"understand": "done", "call-1": "done", "call-2": "denied", "answer": "done"}
+
+
+def test_the_crash_plan_ends_failed() -> None:
+    events = [e for _, e in script(_run(Message(id="u", role="user", parts=[TextPart(text="crash")])))]
+    plan = [e.state for e in events if isinstance(e, StateUpdate)][-1]
+    assert plan["status"] == "failed"
+    assert isinstance(events[-1], RunError)
