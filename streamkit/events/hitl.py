@@ -222,7 +222,8 @@ def continuation(run: RunInput) -> Continuation:
     """Read the open turn of ``run``: its calls, their results, the approvals answered (see the module doc).
 
     A call's approval is answered by its tool part's ``approval`` (AI SDK) or by a ``resume`` entry whose
-    interrupt id is the call's approval id (the part's ``approval.id``, else :func:`approval_id` of the call).
+    interrupt id is the call's approval id (the part's ``approval.id``, else :func:`approval_id` of the call,
+    or the call's own id for a core that names its interrupts after the calls).
     """
     calls: list[ToolCallPart] = []
     results: dict[str, ToolResultPart] = {}
@@ -243,7 +244,8 @@ def continuation(run: RunInput) -> Continuation:
                 Decision(call=call, approved=approval.approved, approval_id=approval.id, reason=approval.reason)
             )
             continue
-        entry = resume_entry(run, approval.id if approval is not None else approval_id(call.id))
+        names = [approval.id] if approval is not None else [approval_id(call.id), call.id]
+        entry = next((e for e in (resume_entry(run, n) for n in names) if e is not None), None)
         if entry is not None:
             decisions.append(_from_resume(call, entry))
         else:

@@ -235,3 +235,10 @@ def test_turn_starts_after_the_last_user_message() -> None:
         ],
     )
     assert not hitl.continuation(run)
+
+
+def test_an_interrupt_named_after_the_call_answers_it() -> None:
+    turn = hitl.continuation(_agui_run(_agui_body([{"interruptId": "c2", "status": "resolved"}])))
+    (decision,) = turn.decisions
+    assert (decision.call.id, decision.approved, decision.approval_id) == ("c2", True, "c2")
+    assert [c.id for c in turn.waiting] == ["c1"]
