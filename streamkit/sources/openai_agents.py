@@ -11,7 +11,10 @@ as they are) as a streamkit agent core, served by both protocols::
 
 **Input.** The history becomes the SDK's input items, the Responses API's item format the SDK speaks
 (:func:`to_input_items`: user messages with their files, assistant text, reasoning items with their id and
-encrypted content, each ``function_call`` directly followed by its ``function_call_output``).
+encrypted content, each ``function_call`` directly followed by its ``function_call_output``). The
+client's frontend tools are offered as function tools the SDK does not run (:func:`with_frontend_tools`): a
+call to one ends the run with the call pending (``tool-calls``), and the client's result comes back in the
+next request's history.
 
 **Stream.** ``Runner.run_streamed(agent, input).stream_events()``:
 
@@ -39,26 +42,69 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..events import ChatEvent, FinishReason, RunError, RunFinished, RunInput, RunStarted, StepFinished, StepStarted
+from ..events import (
+    ChatEvent,
+    FinishReason,
+    RunError,
+    RunFinished,
+    RunInput,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    Tool,
+)
 from ..events import ToolResult as ToolResultEvent
 from .loop import add_usage, run_tag
 from .openai import ResponsesTranslator, provider_error, responses_input
 
 try:
-    from agents import Runner
-    from agents.items import HandoffOutputItem, ToolCallOutputItem
+    from agents import FunctionTool, Runner, StopAtTools
+    from agents.items import HandoffOutputItem, ToolCallItem, ToolCallOutputItem
     from agents.stream_events import AgentUpdatedStreamEvent, RawResponsesStreamEvent, RunItemStreamEvent
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         "streamkit.sources.openai_agents needs the OpenAI Agents SDK: pip install 'streamkit[openai-agents]'"
     ) from exc
 
-__all__ = ["AgentsSDKAgent", "RunTranslator", "to_input_items"]
+__all__ = ["AgentsSDKAgent", "RunTranslator", "to_input_items", "with_frontend_tools"]
+
+PENDING = "The client runs this tool; its result comes with the next request."
 
 
 def to_input_items(run: RunInput) -> list[dict[str, Any]]:
     """The run's history as the SDK's input items (the Responses API item format), in causal order."""
     return responses_input(run)
+
+
+async def _left_to_the_client(context: Any, arguments: str) -> str:
+    return PENDING
+
+
+def with_frontend_tools(agent: Any, tools: list[Tool]) -> tuple[Any, frozenset[str]]:
+    """``agent`` offering the client's frontend ``tools`` too (those its own tools do not name), and their
+    names. A call to one ends the run (``StopAtTools``, added to the agent's own ``tool_use_behavior`` when
+    that is the default or ``StopAtTools``) with the call pending for the client."""
+    own = {getattr(t, "name", None) for t in agent.tools}
+    names = frozenset(t.name for t in tools if t.name not in own)
+    if not names:
+        return agent, names
+    offered = [
+        FunctionTool(
+            name=t.name,
+            description=t.description,
+            params_json_schema=t.parameters or {"type": "object", "properties": {}},
+            on_invoke_tool=_left_to_the_client,
+            strict_json_schema=False,
+        )
+        for t in tools
+        if t.name in names
+    ]
+    behavior = agent.tool_use_behavior
+    if behavior == "run_llm_again":
+        behavior = StopAtTools(stop_at_tool_names=sorted(names))
+    elif isinstance(behavior, dict):
+        behavior = StopAtTools(stop_at_tool_names=[*behavior["stop_at_tool_names"], *sorted(names)])
+    return agent.clone(tools=[*agent.tools, *offered], tool_use_behavior=behavior), names
 
 
 def _jsonable(value: Any) -> Any:
@@ -76,12 +122,14 @@ class RunTranslator:
     describe the run's end, ``error`` a failure the model reported inside its stream.
     """
 
-    def __init__(self, prefix: str, agent_name: str = "agent") -> None:
+    def __init__(self, prefix: str, agent_name: str = "agent", frontend_tools: frozenset[str] = frozenset()) -> None:
         self.prefix = prefix
+        self.frontend_tools = frontend_tools
+        self.pending: set[str] = set()  # calls of frontend tools, left for the client
         self.agent_name = agent_name
         self.taken: set[str] = set()
         self.usage: Any = None
-        self.finish_reason: FinishReason = "stop"
+        self._finish: FinishReason = "stop"
         self.error: RunError | None = None
         self._response: ResponsesTranslator | None = None
         self._responses = 0
@@ -128,12 +176,21 @@ class RunTranslator:
             return
         out += response.close()
         self.usage = add_usage(self.usage, response.usage)
-        self.finish_reason = response.finish
+        self._finish = response.finish
+
+    @property
+    def finish_reason(self) -> FinishReason:
+        """``tool-calls`` when frontend tool calls wait for the client, else the last response's."""
+        return "tool-calls" if self.pending else self._finish
 
     def _item(self, item: Any, out: list[ChatEvent]) -> None:
-        if isinstance(item, ToolCallOutputItem):
+        if isinstance(item, ToolCallItem):
+            name, call_id = _get(item.raw_item, "name"), _get(item.raw_item, "call_id")
+            if name in self.frontend_tools and isinstance(call_id, str):
+                self.pending.add(call_id)
+        elif isinstance(item, ToolCallOutputItem):
             call_id = _get(item.raw_item, "call_id") or _get(item.raw_item, "id")
-            if isinstance(call_id, str):
+            if isinstance(call_id, str) and call_id not in self.pending:
                 out.append(ToolResultEvent(id=call_id, output=_jsonable(item.output)))
         elif isinstance(item, HandoffOutputItem):
             call_id = _get(item.raw_item, "call_id")
@@ -145,7 +202,8 @@ class AgentsSDKAgent:
     """An OpenAI Agents SDK ``Agent`` as a streamkit agent core (see the module docstring).
 
     ``context`` is the run context given to tools (or ``context_for(run)`` computes it per run);
-    ``max_turns`` bounds the model calls; ``run_config`` and any other keyword arguments reach
+    ``max_turns`` bounds the model calls; ``frontend_tools=False`` does not offer the client's tools
+    (:func:`with_frontend_tools`); ``run_config`` and any other keyword arguments reach
     ``Runner.run_streamed``.
     """
 
@@ -156,9 +214,11 @@ class AgentsSDKAgent:
         context: Any = None,
         context_for: Any = None,
         max_turns: int = 10,
+        frontend_tools: bool = True,
         **run_options: Any,
     ) -> None:
         self.agent = agent
+        self.frontend_tools = frontend_tools
         self.context = context
         self.context_for = context_for
         self.max_turns = max_turns
@@ -169,13 +229,16 @@ class AgentsSDKAgent:
 
     async def _run(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         yield RunStarted()
-        translator = RunTranslator(run_tag(run.run_id), getattr(self.agent, "name", "agent"))
+        agent, frontend = self.agent, frozenset[str]()
+        if self.frontend_tools and run.tools:
+            agent, frontend = with_frontend_tools(self.agent, run.tools)
+        translator = RunTranslator(run_tag(run.run_id), getattr(agent, "name", "agent"), frontend)
         error: RunError | None = None
         result: Any = None
         try:
             context = self.context_for(run) if self.context_for is not None else self.context
             result = Runner.run_streamed(
-                self.agent,
+                agent,
                 input=to_input_items(run),  # type: ignore[arg-type]
                 context=context,
                 max_turns=self.max_turns,

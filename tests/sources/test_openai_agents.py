@@ -214,6 +214,39 @@ async def test_a_tool_exception_and_max_turns_end_the_run_with_run_error() -> No
     assert summary[-1][0] == "run-error" and "Max turns (2) exceeded" in summary[-1][2]
 
 
+def test_frontend_tools_are_left_pending_then_answered(js: JsOracle, live_server: Any) -> None:
+    agent, model = weather_agent(
+        [Call("c1", "get_weather", ['{"city": "Paris"}']), Call("t1", "set_theme", ['{"theme": "dark"}'])],
+        [Text(["Done, the page is now dark."])],
+    )
+    url = serve(live_server, AgentsSDKAgent(agent))
+    tool = {
+        "name": "set_theme",
+        "description": "Set the page theme",
+        "parameters": {"type": "object", "properties": {"theme": {"type": "string"}}},
+    }
+    user = {"id": "u1", "role": "user", "content": "dark mode"}
+    answer = {"id": "tr1", "role": "tool", "toolCallId": "t1", "content": '{"ok": true}'}
+    result = js_result(
+        js,
+        "agui",
+        {
+            "url": f"{url}/api/agui",
+            "runs": [
+                {"addMessages": [user], "parameters": {"tools": [tool]}},
+                {"addMessages": [answer], "parameters": {"tools": [tool]}},
+            ],
+        },
+    )
+    first, second = result["runs"]
+    assert first["failed"] is None and first["outcome"] == "success"
+    assert first["pendingToolCallIds"] == ["t1"]  # the server tool ran, the frontend tool waits
+    assert [m.get("toolCallId") for m in first["messages"] if m["role"] == "tool"] == ["c1"]
+    assert second["messages"][-1]["content"] == "Done, the page is now dark."
+    outputs = [(i["call_id"], i["output"]) for i in model.inputs[1] if i.get("type") == "function_call_output"]
+    assert outputs == [("c1", '{"city":"Paris","tempC":21}'), ("t1", '{"ok": true}')]
+
+
 # --- input ------------------------------------------------------------------------------------------
 
 
