@@ -68,6 +68,7 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
     ToolResultPart,
+    check,
 )
 from streamkit.sources.anthropic import (
     REDACTED_PREFIX,
@@ -870,4 +871,44 @@ async def test_agent_offers_provider_tools_and_continues_a_paused_turn() -> None
                 },
             ],
         },
+    ]
+
+
+async def test_an_approved_call_runs_before_the_model_sees_its_result() -> None:
+    @server_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    answer = wire(
+        [
+            message_start(),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, {"type": "text_delta", "text": "Done."}),
+            block_stop(0),
+            *message_end("end_turn"),
+        ]
+    )
+    server = Replay(Reply(answer))
+    agent = AnthropicAgent(anthropic_client(server), tools=[delete_file])
+    call = ToolCallPart(
+        id="toolu_D", name="delete_file", input={"path": "a.txt"}, approval=ApprovalState(id="ap", approved=True)
+    )
+    run = RunInput(
+        thread_id="t",
+        run_id="r2",
+        messages=[user("delete a.txt"), Message(id="a1", role="assistant", parts=[call])],
+        message_id="a1",
+    )
+    out = [e async for e in agent(run)]
+    # well-formed for the route's checker, which knows the continued message's calls
+    assert [e async for e in check(out, strict=True, known_tool_calls=["toolu_D"])][-1] == out[-1]
+    assert [(e.id, e.output) for e in of(out, ToolResult)] == [("toolu_D", "deleted a.txt")]
+    (request,) = server.requests
+    assert request["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_D", "name": "delete_file", "input": {"path": "a.txt"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_D", "content": "deleted a.txt"}]},
     ]
