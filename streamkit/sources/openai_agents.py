@@ -30,6 +30,12 @@ next request's history.
   what the raw events streamed and add nothing;
 - ``agent_updated_stream_event``: the agent that runs the next model response (a handoff).
 
+**Approvals.** A tool with ``needs_approval`` pauses the run: an approval request per call (the
+human-in-the-loop helper's, :mod:`streamkit.events.hitl`), ``RunFinished(finish_reason="tool-calls")``, and
+the run's ``RunState`` kept (serialized) for the thread. The next request's answers (AI SDK approval
+responses, AG-UI ``resume``) approve or reject the calls on that state (a denial's reason is what the model
+reads) and the run resumes where it paused.
+
 The run ends with ``RunFinished`` (the last response's finish reason, the summed usage, and, for a
 structured ``output_type``, the final output as ``result``); an exception (a model error, ``MaxTurnsExceeded``,
 a guardrail tripwire, a tool raising) ends it with a ``RunError`` after closing what was open.
@@ -37,7 +43,8 @@ a guardrail tripwire, a tool raising) ends it with a ``RunError`` after closing 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Mapping, MutableMapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -52,6 +59,7 @@ from ..events import (
     StepFinished,
     StepStarted,
     Tool,
+    hitl,
 )
 from ..events import ToolResult as ToolResultEvent
 from .loop import add_usage, run_tag
@@ -60,6 +68,7 @@ from .openai import ResponsesTranslator, provider_error, responses_input
 try:
     from agents import FunctionTool, Runner, StopAtTools
     from agents.items import HandoffOutputItem, ToolCallItem, ToolCallOutputItem
+    from agents.run_state import RunState
     from agents.stream_events import AgentUpdatedStreamEvent, RawResponsesStreamEvent, RunItemStreamEvent
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
@@ -107,6 +116,20 @@ def with_frontend_tools(agent: Any, tools: list[Tool]) -> tuple[Any, frozenset[s
     return agent.clone(tools=[*agent.tools, *offered], tool_use_behavior=behavior), names
 
 
+class _Recent(OrderedDict[str, str]):
+    """A mapping that keeps its last ``size`` entries."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
 def _jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
@@ -126,6 +149,7 @@ class RunTranslator:
         self.prefix = prefix
         self.frontend_tools = frontend_tools
         self.pending: set[str] = set()  # calls of frontend tools, left for the client
+        self.denied: dict[str, str | None] = {}  # calls the user denied (resumed runs): their reason
         self.agent_name = agent_name
         self.taken: set[str] = set()
         self.usage: Any = None
@@ -190,7 +214,9 @@ class RunTranslator:
                 self.pending.add(call_id)
         elif isinstance(item, ToolCallOutputItem):
             call_id = _get(item.raw_item, "call_id") or _get(item.raw_item, "id")
-            if isinstance(call_id, str) and call_id not in self.pending:
+            if isinstance(call_id, str) and call_id in self.denied:
+                out.append(ToolResultEvent(id=call_id, denied=True, error=self.denied[call_id]))
+            elif isinstance(call_id, str) and call_id not in self.pending:
                 out.append(ToolResultEvent(id=call_id, output=_jsonable(item.output)))
         elif isinstance(item, HandoffOutputItem):
             call_id = _get(item.raw_item, "call_id")
@@ -203,7 +229,9 @@ class AgentsSDKAgent:
 
     ``context`` is the run context given to tools (or ``context_for(run)`` computes it per run);
     ``max_turns`` bounds the model calls; ``frontend_tools=False`` does not offer the client's tools
-    (:func:`with_frontend_tools`); ``run_config`` and any other keyword arguments reach
+    (:func:`with_frontend_tools`); ``paused`` keeps the serialized ``RunState`` of runs paused for approval, by
+    thread id (default: the last 1,000 in this process; give a shared mapping when several workers serve
+    the threads); ``run_config`` and any other keyword arguments reach
     ``Runner.run_streamed``.
     """
 
@@ -215,10 +243,12 @@ class AgentsSDKAgent:
         context_for: Any = None,
         max_turns: int = 10,
         frontend_tools: bool = True,
+        paused: MutableMapping[str, str] | None = None,
         **run_options: Any,
     ) -> None:
         self.agent = agent
         self.frontend_tools = frontend_tools
+        self.paused: MutableMapping[str, str] = paused if paused is not None else _Recent(1000)
         self.context = context
         self.context_for = context_for
         self.max_turns = max_turns
@@ -226,6 +256,23 @@ class AgentsSDKAgent:
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         return self._run(run)
+
+    async def _resumed(self, agent: Any, run: RunInput) -> Any:
+        """The paused run of the thread with the request's answers applied (approve or reject each call),
+        or None when the request answers no approval or the paused run is not held here."""
+        decisions = {d.call.id: d for d in hitl.continuation(run).decisions}
+        if not decisions or run.thread_id not in self.paused:
+            return None
+        state = await RunState.from_string(agent, self.paused.pop(run.thread_id))
+        for item in state.get_interruptions():
+            decision = decisions.get(_get(item.raw_item, "call_id"))
+            if decision is None:
+                continue
+            if decision.approved:
+                state.approve(item)
+            else:
+                state.reject(item, rejection_message=decision.reason or "The user denied this tool call.")
+        return state
 
     async def _run(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         yield RunStarted()
@@ -237,9 +284,15 @@ class AgentsSDKAgent:
         result: Any = None
         try:
             context = self.context_for(run) if self.context_for is not None else self.context
+            start: Any = to_input_items(run)
+            state = await self._resumed(agent, run)
+            if state is not None:
+                start = state
+                denied = (d for d in hitl.continuation(run).decisions if not d.approved)
+                translator.denied = {d.call.id: d.reason for d in denied}
             result = Runner.run_streamed(
                 agent,
-                input=to_input_items(run),  # type: ignore[arg-type]
+                input=start,
                 context=context,
                 max_turns=self.max_turns,
                 **self.run_options,
@@ -259,6 +312,15 @@ class AgentsSDKAgent:
         error = error or translator.error
         if error is not None:
             yield error
+            return
+        interruptions = list(getattr(result, "interruptions", None) or ())
+        if interruptions:
+            self.paused[run.thread_id] = result.to_state().to_string()
+            for item in interruptions:
+                call_id = _get(item.raw_item, "call_id")
+                if isinstance(call_id, str):
+                    yield hitl.request_approval(call_id)
+            yield hitl.pause(usage=translator.usage)
             return
         output = getattr(result, "final_output", None)
         yield RunFinished(

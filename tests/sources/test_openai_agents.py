@@ -247,6 +247,65 @@ def test_frontend_tools_are_left_pending_then_answered(js: JsOracle, live_server
     assert outputs == [("c1", '{"city":"Paris","tempC":21}'), ("t1", '{"ok": true}')]
 
 
+@function_tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+def approval_agent(*turns: Any) -> tuple[Agent[Any], ScriptedModel]:
+    model = ScriptedModel(turns=list(turns))
+    return Agent(name="Assistant", model=model, tools=[delete_file]), model
+
+
+DELETE = [Text(["Deleting."]), Call("d1", "delete_file", ['{"path": "notes.txt"}'])]
+
+
+def test_approval_through_the_real_ai_sdk_chat(js: JsOracle, live_server: Any) -> None:
+    agent, model = approval_agent(DELETE, [Text(["Deleted."])])
+    url = serve(live_server, AgentsSDKAgent(agent))
+    chat = js_result(
+        js,
+        "aisdk",
+        {
+            "api": f"{url}/api/chat",
+            "auto": "approvals",
+            "steps": [
+                {"do": "sendMessage", "args": {"text": "delete notes.txt"}},
+                {"do": "addToolApprovalResponse", "args": {"id": "approval-d1", "approved": True}},
+            ],
+        },
+    )
+    assert chat["error"] is None and chat["status"] == "ready"
+    assert len(chat["requests"]) == 2
+    [part] = [p for p in chat["message"]["parts"] if p["type"] == "tool-delete_file"]
+    assert (part["state"], part["output"]) == ("output-available", "deleted notes.txt")
+    assert [p["text"] for p in chat["message"]["parts"] if p["type"] == "text"] == ["Deleting.", "Deleted."]
+    assert len(model.inputs) == 2  # the paused run resumed: no model call repeated
+
+
+def test_denial_through_the_real_ag_ui_client(js: JsOracle, live_server: Any) -> None:
+    agent, model = approval_agent(DELETE, [Text(["I left it alone."])])
+    url = serve(live_server, AgentsSDKAgent(agent))
+    user = {"id": "u1", "role": "user", "content": "delete notes.txt"}
+    resume = {
+        "resume": [
+            {"interruptId": "approval-d1", "status": "resolved", "payload": {"approved": False, "reason": "keep it"}}
+        ]
+    }
+    result = js_result(
+        js, "agui", {"url": f"{url}/api/agui", "runs": [{"addMessages": [user]}, {"parameters": resume}]}
+    )
+    first, second = result["runs"]
+    assert first["outcome"] == "interrupt"
+    assert [(i["id"], i["toolCallId"]) for i in first["interrupts"]] == [("approval-d1", "d1")]
+    assert second["failed"] is None and second["outcome"] == "success"
+    assert second["messages"][-1]["content"] == "I left it alone."
+    # the model saw the user's reason as the call's output
+    outputs = [i["output"] for i in model.inputs[1] if i.get("type") == "function_call_output"]
+    assert outputs == ["keep it"]
+
+
 # --- input ------------------------------------------------------------------------------------------
 
 
