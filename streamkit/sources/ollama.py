@@ -75,6 +75,9 @@ class OllamaError(Exception):
 
 
 def _g(obj: Any, key: str) -> Any:
+    """``obj[key]`` for a dict, ``obj.key`` for an SDK object (None when absent)."""
+    if type(obj) is dict:  # the common case first: an ABC isinstance check costs more than the lookup
+        return obj.get(key)
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
