@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 from .. import agui, aisdk
 from ..events import Agent, ChatEvent, RunInput, Tool
 from .agent import ScriptedAgent
-from .openai import OpenAIAgent
+from .openai import ModelAgent, OpenAIAgent
 from .tools import FRONTEND_TOOLS
 
 __all__ = ["AGUI_PATH", "AISDK_PATH", "STATIC_DIR", "agent_info", "create_app", "offering"]
@@ -49,6 +49,8 @@ def agent_info(agent: Agent) -> dict[str, Any]:
     """What the page shows about the agent: its kind and, for a model, the model and server."""
     if isinstance(agent, OpenAIAgent):
         return {"agent": "openai-compatible", "model": agent.model, "baseUrl": agent.base_url}
+    if isinstance(agent, ModelAgent):
+        return {"agent": agent.provider, "model": agent.model, "baseUrl": agent.base_url}
     if isinstance(agent, ScriptedAgent):
         return {"agent": "offline", "model": "scripted"}
     return {"agent": type(agent).__name__}

@@ -477,3 +477,26 @@ def test_request_body_options() -> None:
         "stream": True,
         "temperature": 0.2,
     }
+
+
+def test_provider_agents_for_the_demo() -> None:
+    from streamkit.demo.app import agent_info
+    from streamkit.demo.cli import build_parser, make_agent
+    from streamkit.demo.openai import ModelAgent, provider_agent
+
+    env = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x"}
+    ollama = provider_agent("ollama", env={"OLLAMA_HOST": "gpu-box:11434"})
+    assert (ollama.provider, ollama.model, ollama.base_url) == ("ollama", "llama3.2", "http://gpu-box:11434")
+    assert agent_info(ollama) == {"agent": "ollama", "model": "llama3.2", "baseUrl": "http://gpu-box:11434"}
+    responses = provider_agent("openai-responses", model="gpt-5-mini", env=env)
+    assert isinstance(responses, ModelAgent) and responses.base_url.startswith("https://api.openai.com")
+    anthropic = provider_agent("anthropic", env=env)
+    assert (anthropic.provider, anthropic.model) == ("anthropic", "claude-sonnet-4-5")
+    chat = provider_agent("openai", env={"OPENAI_MODEL": "gpt-4.1"})
+    assert isinstance(chat, OpenAIAgent) and chat.model == "gpt-4.1"
+    with pytest.raises(ValueError):
+        provider_agent("nope")
+    args = build_parser().parse_args(["demo", "--provider", "ollama", "--model", "qwen3"])
+    agent = make_agent(args)
+    assert isinstance(agent, ModelAgent) and (agent.provider, agent.model) == ("ollama", "qwen3")
+    assert "sk-" not in repr(responses) + repr(anthropic)
