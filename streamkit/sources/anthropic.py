@@ -402,6 +402,7 @@ class AnthropicTranslator(StepTranslator):
                 self._carried[key] = self._carried.get(key, 0) + value
             self._usage = {}
             self._stop_reason = None
+            self._stopped = False
         self._started = True
         self._messages += 1  # tool calls are keyed by (message, block index)
         message = _g(event, "message")
