@@ -542,3 +542,16 @@ def test_text_files_are_inlined() -> None:
         }
     )
     assert chat_messages(run)[0]["content"] == [{"type": "text", "text": "[attached file a.txt (text/plain)]\nhello"}]
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from streamkit.sources.openai import OpenAIResponsesAgent
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'streamkit\[openai\]'"):
+        OpenAIResponsesAgent(model="gpt-5-mini")
+    with pytest.raises(ImportError, match=r"streamkit\[openai\]"):
+        OpenAIChatAgent(model="gpt-4o-mini")  # no client and no base URL: the SDK's client
+    OpenAIChatAgent(model="m", base_url="http://localhost:11434/v1")  # plain httpx needs no SDK
