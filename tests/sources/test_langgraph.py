@@ -328,6 +328,31 @@ def test_a_node_returning_a_whole_message_and_custom_writes() -> None:
     assert isinstance(events[-1], RunFinished) and events[-1].finish_reason == "tool-calls"
 
 
+def test_subgraph_nodes_are_steps_and_their_tokens_stream() -> None:
+    model = ScriptedChatModel(turns=[chunks("m1", "From ", "inside.")], calls=[])
+
+    async def inner(state: PlanState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])], "plan": ["inner"]}
+
+    sub = StateGraph(PlanState)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    outer = StateGraph(PlanState)
+    outer.add_node("research", sub.compile())
+    outer.add_edge(START, "research")
+    events = events_of(LangGraphAgent(outer.compile()), user_run())
+    steps = [(e.type, e.name) for e in events if isinstance(e, StepStarted | StepFinished)]
+    assert steps == [
+        ("step-started", "research"),
+        ("step-started", "research/inner"),
+        ("step-finished", "research/inner"),
+        ("step-finished", "research"),
+    ]
+    assert [e.delta for e in events if e.type == "text-delta"] == ["From ", "inside."]
+    # the state is the top-level graph's, once the subgraph's update reached it
+    assert [e.state for e in events if isinstance(e, StateUpdate)] == [{}, {"plan": ["inner"]}]
+
+
 # --- errors -----------------------------------------------------------------------------------------
 
 
