@@ -363,6 +363,17 @@ class AnthropicTranslator(StepTranslator):
         self._messages = 0
 
     def feed(self, event: Any) -> list[ChatEvent]:
+        if type(event) is dict and event.get("type") == "content_block_delta":  # the common event: a piece
+            delta = event.get("delta")
+            if type(delta) is dict:
+                dtype = delta.get("type")
+                fast: list[ChatEvent] = []
+                if dtype == "text_delta":
+                    self.text(delta.get("text") or "", fast)
+                    return fast
+                if dtype == "thinking_delta":
+                    self.reasoning(delta.get("thinking") or "", fast)
+                    return fast
         kind = _g(event, "type")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:

@@ -243,6 +243,17 @@ class OllamaTranslator(StepTranslator):
         self._n = 0
 
     def feed(self, chunk: Any) -> list[ChatEvent]:
+        if type(chunk) is dict and not chunk.get("done") and "error" not in chunk:
+            message = chunk.get("message")  # the common chunk: a piece of content or of thinking, no more
+            if type(message) is dict and not message.get("tool_calls"):
+                content, thinking = message.get("content"), message.get("thinking")
+                fast: list[ChatEvent] = []
+                if content and type(content) is str and not thinking:
+                    self.text(content, fast)
+                    return fast
+                if thinking and type(thinking) is str and not content:
+                    self.reasoning(thinking, fast)
+                    return fast
         error = _g(chunk, "error")
         if error:
             self.error = RunError(message=str(error), code="model_error")
