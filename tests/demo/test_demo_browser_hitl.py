@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import test_demo_browser as base
-from test_demo_browser import ARTIFACTS, ROOT, chat
+from test_demo_browser import ARTIFACTS, ROOT
 
 pytestmark = base.pytestmark
 browser = base.browser  # the fixtures, shared with the page's other browser tests
@@ -27,6 +27,19 @@ def open_page(browser: Any, demo_url: str, pane: str, problems: list[str]) -> An
     page.goto(demo_url + ("/#agui" if pane == "pane-agui" else "/"))
     page.get_by_text("Offline scripted agent").wait_for(timeout=10_000)
     return page
+
+
+def send(page: Any, pane: str, prompt: str, until: str) -> None:
+    """Send ``prompt`` in a tab and wait until ``until`` (a test id) shows and the run is over.
+
+    Waits for the outcome rather than for the Stop button: on a busy machine a short run can come and go
+    between two polls.
+    """
+    root = page.locator(f'[data-testid="{pane}"]')
+    root.get_by_test_id("composer-input").fill(prompt)
+    root.get_by_test_id("send-button").click()
+    root.get_by_test_id(until).last.wait_for(timeout=30_000)
+    root.get_by_test_id("send-button").wait_for(state="attached", timeout=30_000)
 
 
 def answer(root: Any, text: str) -> Any:
@@ -48,7 +61,7 @@ def test_approve_and_deny(browser: Any, demo_url: str, pane: str) -> None:
     root = page.locator(f'[data-testid="{pane}"]')
     tag = pane.removeprefix("pane-")
 
-    chat(page, pane, "Delete the file notes.txt")
+    send(page, pane, "Delete the file notes.txt", "approve-button")
     card = root.locator('[data-testid="tool-card"][data-tool="delete_file"]').last
     assert card.get_attribute("data-state") == "approval-requested"
     assert "Delete notes.txt? This cannot be undone." in card.get_by_test_id("approval").inner_text()
@@ -62,7 +75,7 @@ def test_approve_and_deny(browser: Any, demo_url: str, pane: str) -> None:
     assert plan_status(root) == "done"
     page.screenshot(path=str(ARTIFACTS / f"hitl-{tag}-approved.png"))
 
-    chat(page, pane, "Delete todo.txt")
+    send(page, pane, "Delete todo.txt", "approve-button")
     card = root.locator('[data-testid="tool-card"][data-tool="delete_file"]').last
     card.get_by_test_id("deny-button").click()
     answer(root, "I did not delete anything: you denied deleting todo.txt.")
@@ -80,7 +93,7 @@ def test_frontend_tool_switches_the_theme(browser: Any, demo_url: str, pane: str
     page = open_page(browser, demo_url, pane, problems)
     root = page.locator(f'[data-testid="{pane}"]')
     assert page.evaluate("document.documentElement.dataset.theme") is None
-    chat(page, pane, "Switch to dark mode")
+    send(page, pane, "Switch to dark mode", "tool-card")
     answer(root, "Done, the page is now dark.")
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     card = root.locator('[data-testid="tool-card"][data-tool="set_theme"]').last
@@ -88,7 +101,7 @@ def test_frontend_tool_switches_the_theme(browser: Any, demo_url: str, pane: str
     assert '"theme": "dark"' in card.get_by_test_id("tool-output").inner_text()
     assert plan_status(root) == "done"
     page.screenshot(path=str(ARTIFACTS / f"hitl-{pane.removeprefix('pane-')}-dark.png"))
-    chat(page, pane, "Back to light mode please")
+    send(page, pane, "Back to light mode please", "tool-card")
     answer(root, "Done, the page is now light.")
     assert page.evaluate("document.documentElement.dataset.theme") == "light"
     assert problems == []
@@ -111,7 +124,7 @@ def test_stop_reads_as_a_stop(browser: Any, demo_url: str, pane: str) -> None:
     assert "The end" not in root.get_by_test_id("conversation").inner_text()
     page.screenshot(path=str(ARTIFACTS / f"hitl-{pane.removeprefix('pane-')}-stopped.png"))
     # the conversation goes on after a stop
-    chat(page, pane, "Hi there!")
+    send(page, pane, "Hi there!", "answer-text")
     answer(root, "Hello!")
     assert plan_status(root) == "done"
     assert problems == []
@@ -123,9 +136,9 @@ def test_readme_screenshot_shows_an_approval(browser: Any, demo_url: str) -> Non
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(demo_url + "/")
-    chat(page, "pane-aisdk", "Delete the file notes.txt")
+    page.get_by_text("Offline scripted agent").wait_for(timeout=10_000)
+    send(page, "pane-aisdk", "Delete the file notes.txt", "approve-button")
     pane = page.get_by_test_id("pane-aisdk")
-    pane.get_by_test_id("approve-button").wait_for()
     pane.locator('[data-testid="reasoning"] summary').first.click()  # show the reasoning
     page.wait_for_timeout(300)
     shot = ARTIFACTS / "demo-readme-approval.png"
