@@ -35,7 +35,8 @@ function toolState(state: unknown): ToolState {
   }
 }
 
-export function toView(messages: UIMessage[]): MessageView[] {
+/** `live`: a response is streaming (a stopped response leaves its last parts "streaming": shown as ended). */
+export function toView(messages: UIMessage[], live = true): MessageView[] {
   const out: MessageView[] = [];
   for (const message of messages) {
     if (message.role === "system") continue;
@@ -45,9 +46,14 @@ export function toView(messages: UIMessage[]): MessageView[] {
       const part = raw as AnyPart;
       const key = `${message.id}-${i}`;
       if (part.type === "text") {
-        parts.push({ kind: "text", key, text: String(part.text ?? ""), streaming: part.state === "streaming" });
+        parts.push({ kind: "text", key, text: String(part.text ?? ""), streaming: live && part.state === "streaming" });
       } else if (part.type === "reasoning") {
-        parts.push({ kind: "reasoning", key, text: String(part.text ?? ""), streaming: part.state === "streaming" });
+        parts.push({
+          kind: "reasoning",
+          key,
+          text: String(part.text ?? ""),
+          streaming: live && part.state === "streaming",
+        });
       } else if (part.type === "dynamic-tool" || part.type.startsWith("tool-")) {
         const name = part.type === "dynamic-tool" ? String(part.toolName) : part.type.slice(5);
         const approval = part.approval as { id: string; approved?: boolean; requestReason?: string } | undefined;
@@ -110,9 +116,9 @@ export function AiSdkChat() {
     onError: () => setEnded("failed"),
   });
   output.current = (toolCallId, value) => void addToolOutput({ tool: SET_THEME_TOOL.name, toolCallId, output: value });
-  const view = useMemo(() => toView(messages), [messages]);
-  const state = useMemo(() => latestState(messages), [messages]);
   const busy = status === "submitted" || status === "streaming";
+  const view = useMemo(() => toView(messages, busy), [messages, busy]);
+  const state = useMemo(() => latestState(messages), [messages]);
   const decide = useCallback(
     (toolCallId: string, approved: boolean) => {
       const part = messages
