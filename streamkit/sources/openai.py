@@ -373,29 +373,33 @@ class ResponsesTranslator(StepTranslator):
         self._sources = 0
         self._summary_index: dict[str, int] = {}
         self._hosted: set[str] = set()
-        self._said: dict[Any, str] = {}
+        self._said: dict[Any, list[str]] = {}
 
     def feed(self, event: Any) -> list[ChatEvent]:
         """The events for one streaming event (unknown event types are ignored)."""
         out: list[ChatEvent] = []
-        kind = _get(event, "type")
+        fields = _fields(event)
+        kind = fields.get("type")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
-            delta = _get(event, "delta")
-            if isinstance(delta, str):
-                item = _get(event, "item_id")
-                self._said[item] = self._said.get(item, "") + delta
-                self.text(delta, out, provider_metadata=_item_meta(item))
+            delta = fields.get("delta")
+            if delta and type(delta) is str:
+                item = fields.get("item_id")
+                said = self._said.get(item)
+                if said is None:
+                    said = self._said[item] = []
+                said.append(delta)
+                self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
         elif kind == "response.output_text.done" or kind == "response.refusal.done":
             # the whole text restated: stream what the deltas missed (a proxy may drop or coalesce them)
-            item = _get(event, "item_id")
-            whole = _get(event, "text") if kind == "response.output_text.done" else _get(event, "refusal")
-            said = self._said.get(item, "")
-            if isinstance(whole, str) and len(whole) > len(said) and whole.startswith(said):
-                self._said[item] = whole
-                self.text(whole[len(said) :], out, provider_metadata=_item_meta(item))
+            item = fields.get("item_id")
+            whole = fields.get("text") if kind == "response.output_text.done" else fields.get("refusal")
+            so_far = "".join(self._said.get(item, ()))
+            if isinstance(whole, str) and len(whole) > len(so_far) and whole.startswith(so_far):
+                self._said[item] = [whole]
+                self.text(whole[len(so_far) :], out, provider_metadata=_item_meta(item))
         elif kind == "response.function_call_arguments.delta":
-            delta = _get(event, "delta")
-            item = _get(event, "item_id")
+            delta = fields.get("delta")
+            item = fields.get("item_id")
             if isinstance(delta, str) and self.has_call(item):
                 self.call_args(item, delta, out)
         elif kind == "response.reasoning_summary_text.delta" or kind == "response.reasoning_text.delta":
