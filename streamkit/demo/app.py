@@ -23,6 +23,8 @@ from starlette.staticfiles import StaticFiles
 
 from .. import agui, aisdk
 from ..events import Agent, ChatEvent, RunInput, Tool
+from ..sources.agui import RemoteAGUIAgent
+from ..sources.aisdk import RemoteAISDKAgent
 from .agent import ScriptedAgent
 from .openai import ModelAgent, OpenAIAgent
 from .tools import FRONTEND_TOOLS
@@ -53,6 +55,9 @@ def agent_info(agent: Agent) -> dict[str, Any]:
         return {"agent": agent.provider, "model": agent.model, "baseUrl": agent.base_url}
     if isinstance(agent, ScriptedAgent):
         return {"agent": "offline", "model": "scripted"}
+    if isinstance(agent, RemoteAGUIAgent | RemoteAISDKAgent):
+        kind = "remote-agui" if isinstance(agent, RemoteAGUIAgent) else "remote-aisdk"
+        return {"agent": kind, "model": "remote", "baseUrl": agent.url}
     return {"agent": type(agent).__name__}
 
 

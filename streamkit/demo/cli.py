@@ -10,6 +10,12 @@ with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server i
     OPENAI_API_KEY=... streamkit demo --provider openai-responses --model gpt-5-mini
     ANTHROPIC_API_KEY=... streamkit demo --provider anthropic
     streamkit demo --provider ollama --model qwen3
+
+Or put a remote agent server behind both tabs (``--agui-url`` for an AG-UI endpoint, ``--aisdk-url`` for an
+AI SDK chat endpoint, ``--remote-header`` for its credentials)::
+
+    streamkit demo --agui-url http://localhost:8123/agent
+    streamkit demo --aisdk-url http://localhost:3000/api/chat --remote-header "Authorization: Bearer ..."
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import sys
 from collections.abc import Sequence
 
 from ..events import Agent
+from ..sources.agui import RemoteAGUIAgent
+from ..sources.aisdk import RemoteAISDKAgent
 from .agent import Pacing, ScriptedAgent
 from .openai import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
@@ -59,6 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument("--api-key", help="API key, if the server needs one [STREAMKIT_API_KEY]")
     model.add_argument("--max-steps", type=int, default=8, help="model calls per run (default: %(default)s)")
+    remote = demo.add_argument_group(
+        "a remote agent server",
+        "put another server behind both tabs: the page's AI SDK and AG-UI routes forward each run to it "
+        "(streamkit.sources.agui / streamkit.sources.aisdk)",
+    )
+    remote.add_argument("--agui-url", metavar="URL", help="an AG-UI endpoint (LangGraph, Mastra, another streamkit...)")
+    remote.add_argument("--aisdk-url", metavar="URL", help="an AI SDK chat endpoint (a Next.js route, ...)")
+    remote.add_argument(
+        "--remote-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header sent to the remote server (e.g. 'Authorization: Bearer ...'); repeatable",
+    )
     demo.add_argument("--offline", action="store_true", help="use the offline agent even if a model is set")
     demo.add_argument(
         "--pacing",
@@ -79,6 +101,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_agent(args: argparse.Namespace) -> Agent:
     """The agent the flags and the environment ask for."""
+    agui_url, aisdk_url = getattr(args, "agui_url", None), getattr(args, "aisdk_url", None)
+    if agui_url and aisdk_url:
+        raise SystemExit("--agui-url and --aisdk-url: name one remote server")
+    if agui_url or aisdk_url:
+        headers: dict[str, str] = {}
+        for header in getattr(args, "remote_header", None) or ():
+            name, sep, value = header.partition(":")
+            if not sep or not name.strip():
+                raise SystemExit(f"--remote-header {header!r}: expected 'NAME: VALUE'")
+            headers[name.strip()] = value.strip()
+        if agui_url:
+            return RemoteAGUIAgent(agui_url, headers=headers)
+        return RemoteAISDKAgent(str(aisdk_url), headers=headers)
     if args.offline:
         return ScriptedAgent(Pacing().scaled(args.pacing))
     provider = getattr(args, "provider", None) or os.environ.get("STREAMKIT_PROVIDER") or None
@@ -116,6 +151,9 @@ def _demo(args: argparse.Namespace) -> int:
     app = create_app(agent, cors_origins=args.cors_origin)
     if isinstance(agent, ModelAgent):
         who = f"{agent.provider} model {agent.model} at {agent.base_url}"
+    elif isinstance(agent, RemoteAGUIAgent | RemoteAISDKAgent):
+        kind = "AG-UI" if isinstance(agent, RemoteAGUIAgent) else "AI SDK"
+        who = f"the {kind} server at {agent.url}"
     else:
         who = "the offline scripted agent (no API key needed)"
     host = f"[{args.host}]" if ":" in args.host else args.host
