@@ -44,6 +44,7 @@ from ..events import (
     RunError,
     RunInput,
     Source,
+    TextDelta,
     TextPart,
     Tool,
     ToolCallEnd,
@@ -202,17 +203,17 @@ class ChatTranslator(StepTranslator):
 
     def feed(self, chunk: Any) -> list[ChatEvent]:
         """The events for one chunk (unknown or malformed pieces are ignored)."""
-        if type(chunk) is dict and self.text_open:  # the common chunk: one more piece of the open text
+        text_id = self._text
+        if text_id is not None and type(chunk) is dict:  # the common chunk: one more piece of the open text
             choices = chunk.get("choices")
-            if choices and type(choices) is list and len(choices) == 1 and chunk.get("usage") is None:
+            if type(choices) is list and len(choices) == 1 and chunk.get("usage") is None and "error" not in chunk:
                 choice = choices[0]
                 delta = choice.get("delta") if type(choice) is dict else None
                 if type(delta) is dict and len(delta) == 1 and not choice.get("finish_reason"):
                     content = delta.get("content")
-                    if content and type(content) is str and not choice.get("index") and "error" not in chunk:
-                        fast: list[ChatEvent] = []
-                        self.text(content, fast)
-                        return fast
+                    if content and type(content) is str and not choice.get("index"):
+                        self._text_buf.append(content)
+                        return [TextDelta(id=text_id, delta=content)]
         out: list[ChatEvent] = []
         fields = _fields(chunk)
         error = fields.get("error")
