@@ -12,8 +12,8 @@ import time
 
 from .measure import Target, machine
 
-BENCHMARKS = ("encode", "wire", "concurrency", "store")
-DEFAULT = ("encode", "wire", "concurrency")  # "store" needs redis-server: run it by name
+BENCHMARKS = ("encode", "sources", "wire", "concurrency", "store")
+DEFAULT = ("encode", "sources", "wire", "concurrency")  # "store" needs redis-server: run it by name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"any of {', '.join(BENCHMARKS)} (default: {', '.join(DEFAULT)})",
     )
     parser.add_argument("--quick", action="store_true", help="fewer samples and shorter streams (a smoke run)")
-    parser.add_argument("--repeat", type=int, help="timed runs of W per implementation (encode 21, wire 11)")
+    parser.add_argument("--repeat", type=int, help="timed runs per case (encode 21, sources 11, wire 11)")
     parser.add_argument("--streams", type=int, default=1000, help="concurrent streams (default 1000)")
     parser.add_argument("--frames", type=int, help="frames per concurrent stream (default 200; 60 with --quick)")
     parser.add_argument("--interval", type=float, default=0.05, help="pacing of the concurrent streams, s")
@@ -50,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         print(report.text)
         targets += report.targets
         problems += report.problems
+    if "sources" in chosen:
+        from . import sources
+
+        text_s, targets_s, problems_s = sources.run(repeat=args.repeat or (3 if args.quick else 11))
+        print(text_s)
+        targets += targets_s
+        problems += problems_s
     if "wire" in chosen:
         from . import wire
 

@@ -1,13 +1,26 @@
 // The AG-UI tab: an HttpAgent from @ag-ui/client posting RunAgentInput to the demo's /api/agui route.
 // Messages and state are what the client's own reducers build (STATE_SNAPSHOT / STATE_DELTA patches);
 // sources arrive as CUSTOM "streamkit.source" events.
+// Human in the loop: a run that ends with an interrupt outcome (one interrupt per call needing approval)
+// shows Approve / Deny on the call's card; once every interrupt is answered the page runs the agent again
+// with `resume` (resolved / cancelled). The page's frontend tool (set_theme, listed in `tools`) is run here
+// when a run leaves its call pending: the page appends the tool message and runs the agent again.
+// Stop detaches the client from the run before aborting the request, so it ends as a stop, not an error.
 import { HttpAgent } from "@ag-ui/client";
-import type { AgentSubscriber, Message } from "@ag-ui/client";
-import { useEffect, useMemo, useRef, useState } from "react";
-import { Composer, Conversation, FrameInspector, StatePanel } from "./components";
+import type { AgentSubscriber, Message, RunAgentParameters } from "@ag-ui/client";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { ApprovalContext, Composer, Conversation, FrameInspector, StatePanel } from "./components";
 import { FrameLog, tappedFetch } from "./frames";
+import { SET_THEME_TOOL, runSetTheme } from "./theme";
 import { maybeJson } from "./view";
-import type { MessageView, PartView, SourceView, ToolState } from "./view";
+import type { MessageView, PartView, RunEnd, SourceView, ToolState } from "./view";
+
+interface PendingInterrupt {
+  id: string;
+  reason: string;
+  toolCallId?: string;
+  message?: string;
+}
 
 const ROUTE = "api/agui";
 
@@ -25,7 +38,14 @@ function textOf(content: unknown): string {
   return "";
 }
 
-function toView(messages: readonly Message[], open: ReadonlySet<string>, sources: ReadonlyMap<string, SourceView[]>): MessageView[] {
+function toView(
+  messages: readonly Message[],
+  open: ReadonlySet<string>,
+  sources: ReadonlyMap<string, SourceView[]>,
+  interrupts: readonly PendingInterrupt[],
+  answers: ReadonlyMap<string, boolean>,
+): MessageView[] {
+  const asked = new Map(interrupts.filter((i) => i.toolCallId).map((i) => [i.toolCallId as string, i]));
   const results = new Map<string, Loose>();
   for (const m of messages) if (m.role === "tool") results.set((m as Loose).toolCallId as string, m as Loose);
   const out: MessageView[] = [];
@@ -64,7 +84,9 @@ function toView(messages: readonly Message[], open: ReadonlySet<string>, sources
         !!result &&
         (meta.isError === true || meta.denied === true || ours.error === true || typeof result.error === "string");
       let state: ToolState = open.has(call.id) ? "input-streaming" : "input-available";
-      if (result) state = failed ? "output-error" : "output-available";
+      const interrupt = asked.get(call.id);
+      if (interrupt) state = answers.has(interrupt.id) ? "approval-responded" : "approval-requested";
+      if (result) state = meta.denied === true ? "output-denied" : failed ? "output-error" : "output-available";
       const part: PartView = {
         kind: "tool",
         key: call.id,
@@ -74,6 +96,7 @@ function toView(messages: readonly Message[], open: ReadonlySet<string>, sources
         input: maybeJson(call.function.arguments),
         output: result && !failed ? maybeJson(textOf(result.content)) : undefined,
         errorText: failed ? (typeof result?.error === "string" ? (result.error as string) : textOf(result?.content)) : undefined,
+        approval: interrupt && { id: interrupt.id, reason: interrupt.message, approved: answers.get(interrupt.id) },
       };
       turn.parts.push(part);
     }
@@ -90,6 +113,10 @@ export function AgUiChat() {
   const [updates, setUpdates] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
+  const [ended, setEnded] = useState<RunEnd>(undefined);
+  const [interrupts, setInterrupts] = useState<PendingInterrupt[]>([]);
+  const [answers, setAnswers] = useState<Map<string, boolean>>(new Map());
+  const stopped = useRef(false);
   const [, setVersion] = useState(0);
   const open = useRef(new Set<string>());
   const sources = useRef(new Map<string, SourceView[]>());
@@ -124,7 +151,13 @@ export function AgUiChat() {
         sources.current.set(turnKey.current, list);
         touch();
       },
-      onRunErrorEvent: ({ event }) => setError(event.message),
+      onRunErrorEvent: ({ event }) => {
+        if (event.code === "abort") setEnded("stopped"); // the client's own abort: a stop, not an error
+        else {
+          setError(event.message);
+          setEnded("failed");
+        }
+      },
       onRunFinalized: () => {
         open.current.clear();
         touch();
@@ -134,38 +167,100 @@ export function AgUiChat() {
     return unsubscribe;
   }, [agent]);
 
-  const send = async (text: string) => {
-    const id = newId();
-    turnKey.current = id;
-    agent.addMessage({ id, role: "user", content: text });
-    setMessages([...agent.messages]);
+  // One user turn: run, then run again for as long as the page has frontend tool results to send back.
+  const run = async (parameters: RunAgentParameters) => {
     setError(undefined);
+    setEnded(undefined);
+    setInterrupts([]);
+    stopped.current = false;
     setBusy(true);
     try {
-      await agent.runAgent();
+      let next: RunAgentParameters | null = parameters;
+      for (let round = 0; next && round < 5; round++) {
+        let pending: string[] = [];
+        await agent.runAgent(
+          { ...next, tools: [SET_THEME_TOOL] },
+          {
+            onRunFinishedEvent: (params) => {
+              if (params.outcome === "success") pending = params.pendingToolCallIds ?? [];
+            },
+          },
+        );
+        next = null;
+        if (stopped.current) break;
+        const calls = agent.messages
+          .flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : []))
+          .filter((c) => pending.includes(c.id) && c.function.name === SET_THEME_TOOL.name);
+        for (const call of calls) {
+          const result = runSetTheme(maybeJson(call.function.arguments));
+          agent.addMessage({ id: newId(), role: "tool", toolCallId: call.id, content: JSON.stringify(result) });
+          next = {};
+        }
+      }
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      if (!/abort/i.test(message)) setError(message);
+      if (!/abort/i.test(message)) {
+        setError(message);
+        setEnded("failed");
+      }
     } finally {
       setBusy(false);
       setMessages([...agent.messages]);
+      setInterrupts([...(agent.pendingInterrupts as PendingInterrupt[])]);
+      setAnswers(new Map());
     }
   };
 
-  const view = toView(messages, open.current, sources.current);
+  const send = async (text: string) => {
+    const id = newId();
+    turnKey.current = id;
+    // a new message answers what is still pending: the client refuses a run that leaves an interrupt open
+    const resume = agent.pendingInterrupts.map((i) => ({ interruptId: i.id, status: "cancelled" as const }));
+    agent.addMessage({ id, role: "user", content: text });
+    setMessages([...agent.messages]);
+    await run(resume.length ? { resume } : {});
+  };
+
+  const decide = useCallback(
+    (toolCallId: string, approved: boolean) => {
+      const interrupt = interrupts.find((i) => i.toolCallId === toolCallId);
+      if (!interrupt) return;
+      const given = new Map(answers).set(interrupt.id, approved);
+      setAnswers(given);
+      if (!interrupts.every((i) => given.has(i.id))) return;
+      const resume = interrupts.map((i) =>
+        given.get(i.id)
+          ? { interruptId: i.id, status: "resolved" as const, payload: { approved: true } }
+          : { interruptId: i.id, status: "cancelled" as const },
+      );
+      void run({ resume });
+    },
+    [interrupts, answers],
+  );
+
+  const stop = async () => {
+    stopped.current = true;
+    setEnded("stopped");
+    await agent.detachActiveRun(); // the client lets go of the run first: no client-side abort error
+    agent.abortRun(); // then the request is cancelled, and the server stops the agent
+  };
+
+  const view = toView(messages, open.current, sources.current, interrupts, answers);
   return (
     <div className="workspace">
       <main className="chat">
-        <Conversation messages={view} busy={busy} error={error} onPick={(p) => void send(p)} />
+        <ApprovalContext.Provider value={decide}>
+          <Conversation messages={view} busy={busy} error={error} onPick={(p) => void send(p)} />
+        </ApprovalContext.Provider>
         <Composer
           busy={busy}
           onSend={(text) => void send(text)}
-          onStop={() => agent.abortRun()}
+          onStop={() => void stop()}
           placeholder="Message the agent through HttpAgent…"
         />
       </main>
       <aside className="side">
-        <StatePanel state={state} updates={updates} how="STATE_SNAPSHOT / STATE_DELTA" />
+        <StatePanel state={state} updates={updates} how="STATE_SNAPSHOT / STATE_DELTA" ended={busy ? undefined : ended} />
         <FrameInspector log={log} route={`POST /${ROUTE}`} />
       </aside>
     </div>

@@ -1,13 +1,20 @@
 // The AI SDK tab: `useChat` from @ai-sdk/react with a DefaultChatTransport posting to the demo's
 // /api/chat route. The assistant's parts are shown as they are folded by the real client; the shared
 // state is the `data-state` part the server keeps replacing in place.
+// Human in the loop: an approval card answers with addToolApprovalResponse, the page's frontend tool
+// (set_theme) runs in onToolCall and answers with addToolOutput; sendAutomaticallyWhen resends either way.
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport } from "ai";
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+} from "ai";
 import type { UIMessage } from "ai";
-import { useMemo, useState } from "react";
-import { Composer, Conversation, FrameInspector, StatePanel } from "./components";
+import { useCallback, useMemo, useRef, useState } from "react";
+import { ApprovalContext, Composer, Conversation, FrameInspector, StatePanel } from "./components";
 import { FrameLog, tappedFetch } from "./frames";
-import type { MessageView, PartView, SourceView, ToolState } from "./view";
+import { SET_THEME_TOOL, runSetTheme } from "./theme";
+import type { MessageView, PartView, RunEnd, SourceView, ToolState } from "./view";
 
 const ROUTE = "api/chat";
 
@@ -17,17 +24,19 @@ function toolState(state: unknown): ToolState {
   switch (state) {
     case "input-streaming":
     case "input-available":
+    case "approval-requested":
+    case "approval-responded":
     case "output-available":
     case "output-error":
-      return state;
     case "output-denied":
-      return "output-error";
+      return state;
     default:
       return "input-available";
   }
 }
 
-export function toView(messages: UIMessage[]): MessageView[] {
+/** `live`: a response is streaming (a stopped response leaves its last parts "streaming": shown as ended). */
+export function toView(messages: UIMessage[], live = true): MessageView[] {
   const out: MessageView[] = [];
   for (const message of messages) {
     if (message.role === "system") continue;
@@ -37,11 +46,17 @@ export function toView(messages: UIMessage[]): MessageView[] {
       const part = raw as AnyPart;
       const key = `${message.id}-${i}`;
       if (part.type === "text") {
-        parts.push({ kind: "text", key, text: String(part.text ?? ""), streaming: part.state === "streaming" });
+        parts.push({ kind: "text", key, text: String(part.text ?? ""), streaming: live && part.state === "streaming" });
       } else if (part.type === "reasoning") {
-        parts.push({ kind: "reasoning", key, text: String(part.text ?? ""), streaming: part.state === "streaming" });
+        parts.push({
+          kind: "reasoning",
+          key,
+          text: String(part.text ?? ""),
+          streaming: live && part.state === "streaming",
+        });
       } else if (part.type === "dynamic-tool" || part.type.startsWith("tool-")) {
         const name = part.type === "dynamic-tool" ? String(part.toolName) : part.type.slice(5);
+        const approval = part.approval as { id: string; approved?: boolean; requestReason?: string } | undefined;
         parts.push({
           kind: "tool",
           key: String(part.toolCallId ?? key),
@@ -50,7 +65,8 @@ export function toView(messages: UIMessage[]): MessageView[] {
           state: toolState(part.state),
           input: part.input,
           output: part.output,
-          errorText: part.state === "output-denied" ? "denied" : (part.errorText as string | undefined),
+          errorText: part.errorText as string | undefined,
+          approval: approval && { id: approval.id, reason: approval.requestReason, approved: approval.approved },
         });
       } else if (part.type === "source-url") {
         sources.push({ id: String(part.sourceId), url: String(part.url), title: part.title as string | undefined });
@@ -75,37 +91,65 @@ function latestState(messages: UIMessage[]): unknown {
   return undefined;
 }
 
+// Resend once every approval of the last step is answered, or every frontend tool call has its output.
+function sendAutomaticallyWhen(options: { messages: UIMessage[] }): boolean {
+  return lastAssistantMessageIsCompleteWithApprovalResponses(options) || lastAssistantMessageIsCompleteWithToolCalls(options);
+}
+
 export function AiSdkChat() {
   const log = useMemo(() => new FrameLog(), []);
   const transport = useMemo(() => new DefaultChatTransport({ api: ROUTE, fetch: tappedFetch(log) }), [log]);
   const [updates, setUpdates] = useState(0);
-  const { messages, sendMessage, status, error, stop } = useChat({
+  const [ended, setEnded] = useState<RunEnd>(undefined);
+  const output = useRef<(toolCallId: string, value: unknown) => void>(() => {});
+  const { messages, sendMessage, status, error, stop, addToolOutput, addToolApprovalResponse } = useChat({
     transport,
+    sendAutomaticallyWhen,
     onData: (part) => {
       if (part.type === "data-state") setUpdates((n) => n + 1);
     },
+    onToolCall: ({ toolCall }) => {
+      // the page's own tool: run it here and hand the result back (not awaited: see the AI SDK docs)
+      if (toolCall.toolName === SET_THEME_TOOL.name) output.current(toolCall.toolCallId, runSetTheme(toolCall.input));
+    },
+    onFinish: ({ isAbort, isError }) => setEnded(isAbort ? "stopped" : isError ? "failed" : undefined),
+    onError: () => setEnded("failed"),
   });
-  const view = useMemo(() => toView(messages), [messages]);
-  const state = useMemo(() => latestState(messages), [messages]);
+  output.current = (toolCallId, value) => void addToolOutput({ tool: SET_THEME_TOOL.name, toolCallId, output: value });
   const busy = status === "submitted" || status === "streaming";
+  const view = useMemo(() => toView(messages, busy), [messages, busy]);
+  const state = useMemo(() => latestState(messages), [messages]);
+  const decide = useCallback(
+    (toolCallId: string, approved: boolean) => {
+      const part = messages
+        .flatMap((m) => m.parts as AnyPart[])
+        .find((p) => p.toolCallId === toolCallId && p.state === "approval-requested");
+      const approval = part?.approval as { id: string } | undefined;
+      if (approval) {
+        setEnded(undefined);
+        void addToolApprovalResponse({ id: approval.id, approved });
+      }
+    },
+    [messages, addToolApprovalResponse],
+  );
+  const send = (text: string) => {
+    setEnded(undefined);
+    void sendMessage({ text });
+  };
+  const onStop = () => {
+    setEnded("stopped");
+    void stop();
+  };
   return (
     <div className="workspace">
       <main className="chat">
-        <Conversation
-          messages={view}
-          busy={busy}
-          error={error?.message}
-          onPick={(prompt) => void sendMessage({ text: prompt })}
-        />
-        <Composer
-          busy={busy}
-          onSend={(text) => void sendMessage({ text })}
-          onStop={() => void stop()}
-          placeholder="Message the agent through useChat…"
-        />
+        <ApprovalContext.Provider value={decide}>
+          <Conversation messages={view} busy={busy} error={error?.message} onPick={send} />
+        </ApprovalContext.Provider>
+        <Composer busy={busy} onSend={send} onStop={onStop} placeholder="Message the agent through useChat…" />
       </main>
       <aside className="side">
-        <StatePanel state={state} updates={updates} how="data-state part" />
+        <StatePanel state={state} updates={updates} how="data-state part" ended={busy ? undefined : ended} />
         <FrameInspector log={log} route={`POST /${ROUTE}`} />
       </aside>
     </div>

@@ -1,10 +1,13 @@
 // The building blocks both tabs share: conversation, reasoning, tool cards, sources, composer, the state
 // panel and the frame inspector.
-import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from "react";
+import { createContext, useContext, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { FormEvent, KeyboardEvent } from "react";
 import type { Frame, FrameLog } from "./frames";
 import { Markdown } from "./markdown";
-import type { MessageView, PartView, SourceView, ToolState } from "./view";
+import type { MessageView, PartView, RunEnd, SourceView, ToolState } from "./view";
+
+/** What a tab does when the user answers an approval card (approve or deny the call `toolCallId`). */
+export const ApprovalContext = createContext<((toolCallId: string, approved: boolean) => void) | null>(null);
 
 export const SUGGESTIONS: { label: string; prompt: string }[] = [
   { label: "Say hi", prompt: "Hi there!" },
@@ -14,6 +17,8 @@ export const SUGGESTIONS: { label: string; prompt: string }[] = [
   { label: "Sources", prompt: "What is AG-UI?" },
   { label: "Long answer", prompt: "Tell me a long story" },
   { label: "Agent error", prompt: "crash" },
+  { label: "Approval", prompt: "Delete the file notes.txt" },
+  { label: "Frontend tool", prompt: "Switch to dark mode" },
 ];
 
 function pretty(value: unknown): string {
@@ -163,13 +168,44 @@ function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
 const TOOL_BADGE: Record<ToolState, { text: string; tone: string }> = {
   "input-streaming": { text: "streaming input", tone: "info" },
   "input-available": { text: "running", tone: "warn" },
+  "approval-requested": { text: "needs approval", tone: "warn" },
+  "approval-responded": { text: "answered", tone: "info" },
   "output-available": { text: "done", tone: "ok" },
   "output-error": { text: "error", tone: "bad" },
+  "output-denied": { text: "denied", tone: "bad" },
 };
 
+function ApprovalActions({ id, reason, approved }: { id: string; reason?: string; approved?: boolean }) {
+  const decide = useContext(ApprovalContext);
+  const [sent, setSent] = useState<boolean | undefined>(approved);
+  const answer = (value: boolean) => {
+    if (sent !== undefined || !decide) return;
+    setSent(value);
+    decide(id, value);
+  };
+  return (
+    <div className="approval" data-testid="approval">
+      <div className="approval-reason">{reason ?? "The agent wants to run this tool. Allow it?"}</div>
+      {sent === undefined ? (
+        <div className="approval-actions">
+          <button type="button" className="approve" onClick={() => answer(true)} data-testid="approve-button">
+            Approve
+          </button>
+          <button type="button" className="deny" onClick={() => answer(false)} data-testid="deny-button">
+            Deny
+          </button>
+        </div>
+      ) : (
+        <div className="approval-answer muted">{sent ? "Approved: the agent runs it." : "Denied: the agent will not run it."}</div>
+      )}
+    </div>
+  );
+}
+
 function ToolCard(props: Extract<PartView, { kind: "tool" }>) {
-  const { name, state, input, output, errorText, id } = props;
+  const { name, state, input, output, errorText, id, approval } = props;
   const badge = TOOL_BADGE[state];
+  const waiting = state === "input-streaming" || state === "input-available" || state === "approval-responded";
   return (
     <details className={`tool-card tone-${badge.tone}`} open data-testid="tool-card" data-state={state} data-tool={name}>
       <summary>
@@ -178,7 +214,7 @@ function ToolCard(props: Extract<PartView, { kind: "tool" }>) {
         </span>
         <span className="tool-name">{name}</span>
         <span className={`badge ${badge.tone}`}>
-          {(state === "input-streaming" || state === "input-available") && <span className="spinner" />}
+          {waiting && <span className="spinner" />}
           {badge.text}
         </span>
         <span className="tool-id" title={id}>
@@ -190,6 +226,15 @@ function ToolCard(props: Extract<PartView, { kind: "tool" }>) {
           <div className="tool-label">Input</div>
           <pre>{pretty(input) || " "}</pre>
         </div>
+        {state === "approval-requested" && approval && <ApprovalActions id={id} reason={approval.reason} />}
+        {state === "output-denied" && (
+          <div className="tool-section">
+            <div className="tool-label">Denied</div>
+            <pre className="tool-error" data-testid="tool-denied">
+              {errorText || "The user denied this call; it did not run."}
+            </pre>
+          </div>
+        )}
         {state === "output-available" && (
           <div className="tool-section">
             <div className="tool-label">Output</div>
@@ -298,10 +343,36 @@ function asPlan(state: unknown): { task: string; status: string; steps: PlanStep
   return { task: s.task, status: typeof s.status === "string" ? s.status : "", steps };
 }
 
-const STEP_ICON: Record<string, string> = { pending: "○", running: "◔", done: "✓", failed: "✕" };
+const STEP_ICON: Record<string, string> = {
+  pending: "○",
+  running: "◔",
+  waiting: "⏸",
+  done: "✓",
+  failed: "✕",
+  denied: "⊘",
+  stopped: "■",
+};
+const SETTLED = new Set(["done", "failed", "denied", "stopped"]);
 
-export function StatePanel({ state, updates, how }: { state: unknown; updates: number; how: string }) {
-  const plan = asPlan(state);
+/** The plan as it stands once the run ended: a stopped or failed run leaves nothing "working". */
+function settledPlan(plan: ReturnType<typeof asPlan>, ended: RunEnd): ReturnType<typeof asPlan> {
+  if (!plan || !ended || SETTLED.has(plan.status)) return plan;
+  const steps = plan.steps.map((s) => (s.status === "running" || s.status === "waiting" ? { ...s, status: ended } : s));
+  return { ...plan, status: ended, steps };
+}
+
+export function StatePanel({
+  state,
+  updates,
+  how,
+  ended,
+}: {
+  state: unknown;
+  updates: number;
+  how: string;
+  ended?: RunEnd;
+}) {
+  const plan = settledPlan(asPlan(state), ended);
   const empty = state === undefined || state === null || (typeof state === "object" && !plan && Object.keys(state as object).length === 0);
   return (
     <section className="panel state-panel" data-testid="state-panel" data-updates={updates}>
@@ -319,7 +390,10 @@ export function StatePanel({ state, updates, how }: { state: unknown; updates: n
             <span className="plan-task" data-testid="plan-task">
               {plan.task}
             </span>
-            <span className={`badge ${plan.status === "done" ? "ok" : plan.status === "failed" ? "bad" : "info"}`}>
+            <span
+              className={`badge ${plan.status === "done" ? "ok" : plan.status === "failed" || plan.status === "stopped" ? "bad" : plan.status.startsWith("waiting") ? "warn" : "info"}`}
+              data-testid="plan-status"
+            >
               {plan.status}
             </span>
           </div>

@@ -1,7 +1,17 @@
 // One rendering model for both tabs: each protocol's client state is converted to these types, so the
 // same components show the AI SDK's UIMessages and AG-UI's messages.
 
-export type ToolState = "input-streaming" | "input-available" | "output-available" | "output-error";
+export type ToolState =
+  | "input-streaming"
+  | "input-available"
+  | "approval-requested"
+  | "approval-responded"
+  | "output-available"
+  | "output-error"
+  | "output-denied";
+
+/** How a run ended, when it did not end normally: the plan then shows it instead of "working". */
+export type RunEnd = "stopped" | "failed" | undefined;
 
 export interface SourceView {
   id: string;
@@ -21,6 +31,8 @@ export type PartView =
       input: unknown;
       output?: unknown;
       errorText?: string;
+      /** The approval asked for the call: its reason, and the answer once given. */
+      approval?: { id: string; reason?: string; approved?: boolean };
     }
   | { kind: "sources"; key: string; sources: SourceView[] };
 

@@ -20,13 +20,16 @@ StepStarted / StepFinished  ``STEP_STARTED`` / ``STEP_FINISHED``
 TextStart/Delta/End         ``TEXT_MESSAGE_START`` (assistant) / ``_CONTENT`` / ``_END``
 ReasoningStart/Delta/End    ``REASONING_START`` + ``REASONING_MESSAGE_START`` / ``_CONTENT`` /
                             ``REASONING_MESSAGE_END`` (+ ``REASONING_ENCRYPTED_VALUE``) + ``REASONING_END``
-ToolCallStart/ArgsDelta     ``TOOL_CALL_START`` (``parentMessageId``: the current assistant message) /
+ToolCallStart/ArgsDelta     ``TOOL_CALL_START`` (``parentMessageId``: the current assistant message; after a
+                            tool result, a new one, so history stays causal) /
                             ``TOOL_CALL_ARGS``
 ToolCallEnd                 ``TOOL_CALL_END`` (a final ``input`` never streamed goes out as one
                             ``TOOL_CALL_ARGS`` first; a whole call reported at once gets its START too)
 ToolResult                  ``TOOL_CALL_RESULT`` (errors and denials as content + metadata); preliminary
                             results as ``CUSTOM streamkit.preliminary_tool_result``
-ToolApprovalRequest         an ``Interrupt`` (reason ``tool_approval``) in the final ``RUN_FINISHED``
+ToolApprovalRequest         an ``Interrupt`` (reason ``tool_approval``, ``toolCallId``, ``responseSchema``
+                            :data:`~streamkit.events.hitl.APPROVAL_SCHEMA`) in the final ``RUN_FINISHED``;
+                            one per call, merged with an interrupt the core gives for the same call
 ToolApprovalResponse        ``CUSTOM streamkit.tool_approval_response``
 StateSnapshot               ``STATE_SNAPSHOT``
 StateUpdate                 ``STATE_DELTA`` against what the client holds (or a snapshot, see below)
@@ -98,6 +101,7 @@ from ..events import (
     ToolResult,
     Usage,
     UserMessage,
+    hitl,
 )
 from ..events.logs import run_logger
 from ..sse import dumps, js_value
@@ -397,7 +401,7 @@ class AGUIMapper:
         frame: Frame = {"type": "RUN_FINISHED", "threadId": self._thread_id, "runId": self._run_id}
         if event.result is not None:
             frame["result"] = js_value(event.result)
-        interrupts = [_interrupt(i) for i in event.interrupts or ()] + self._approvals
+        interrupts = _one_per_call([_interrupt(i) for i in event.interrupts or ()], self._approvals)
         if interrupts:
             frame["outcome"] = {"type": "interrupt", "interrupts": interrupts}
         if event.usage is not None:
@@ -562,6 +566,8 @@ class AGUIMapper:
             mid = self._fresh(event.message_id, "tool-result")
         else:
             mid = self._fresh(f"{event.id}-result", "tool-result")
+        # What the run writes after a result follows it: later calls go in a new assistant message.
+        self._assistant = None
         frame: Frame = {"type": "TOOL_CALL_RESULT", "messageId": mid, "toolCallId": event.id}
         pm, tm = event.provider_metadata, event.tool_metadata
         if event.denied:
@@ -578,10 +584,7 @@ class AGUIMapper:
         return [frame]
 
     def _approval_request(self, event: ToolApprovalRequest) -> list[Frame]:
-        interrupt: Frame = {"id": event.id, "reason": "tool_approval", "toolCallId": event.tool_call_id}
-        if event.reason is not None:
-            interrupt["message"] = event.reason
-        self._approvals.append(interrupt)
+        self._approvals.append(_interrupt(hitl.approval_interrupt(event)))
         return []
 
     def _approval_response(self, event: ToolApprovalResponse) -> list[Frame]:
@@ -759,4 +762,20 @@ def _interrupt(interrupt: Any) -> Frame:
         out["expiresAt"] = interrupt.expires_at
     if interrupt.metadata is not None:
         out["metadata"] = js_value(interrupt.metadata)
+    return out
+
+
+def _one_per_call(interrupts: list[Frame], approvals: list[Frame]) -> list[Frame]:
+    """The run's interrupts then its approvals' ones, one per id and tool call: an interrupt the core gave
+    for a call it also asked approval for is that approval's (its fields win, the approval's fill gaps)."""
+    out = list(interrupts)
+    for approval in approvals:
+        same = next(
+            (i for i in out if i["id"] == approval["id"] or i.get("toolCallId") == approval["toolCallId"]), None
+        )
+        if same is None:
+            out.append(approval)
+        else:
+            for key, value in approval.items():
+                same.setdefault(key, value)
     return out

@@ -103,7 +103,10 @@ def _assistant(message: Message) -> list[dict[str, Any]]:
     reasoning = [p for p in message.parts if isinstance(p, ReasoningPart)]
     for n, p in enumerate(reasoning, 1):
         rid = f"{message.id}-reasoning" if n == 1 else f"{message.id}-reasoning-{n}"
-        out.append({"id": rid, "role": "reasoning", "content": p.text})
+        entry: dict[str, Any] = {"id": rid, "role": "reasoning", "content": p.text}
+        if p.encrypted_value is not None:
+            entry["encryptedValue"] = p.encrypted_value
+        out.append(entry)
     main: dict[str, Any] = {"id": message.id, "role": "assistant"}
     calls = [_tool_call(p) for p in message.parts if isinstance(p, ToolCallPart)]
     text = message.text

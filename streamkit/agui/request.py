@@ -398,7 +398,12 @@ def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
         )
         return Message(id=message.id, role="tool", parts=[result], metadata=metadata)
     if isinstance(message, ReasoningMessage):
-        return Message(id=message.id, role="assistant", parts=[ReasoningPart(text=message.content)], metadata=metadata)
+        return Message(
+            id=message.id,
+            role="assistant",
+            parts=[ReasoningPart(text=message.content, encrypted_value=message.encrypted_value)],
+            metadata=metadata,
+        )
     return None  # activity: display-only
 
 

@@ -448,10 +448,16 @@ class AISDKMapper:
         return [chunk]
 
     def _run_finished(self, ev: RunFinished) -> list[Chunk]:
-        out: list[Chunk] = [{"type": "data-interrupt", "id": i.id, "data": _interrupt(i)} for i in ev.interrupts or ()]
+        # An interrupt for a call of this run's approval requests is that approval (already a tool part in
+        # approval-requested state): no data part for it, and the run pauses the way the client resends on.
+        asked = self._approvals
+        interrupts = [i for i in ev.interrupts or () if i.id not in asked and i.tool_call_id not in asked.values()]
+        out: list[Chunk] = [{"type": "data-interrupt", "id": i.id, "data": _interrupt(i)} for i in interrupts]
         reason: str = ev.finish_reason
-        if ev.interrupts:
+        if interrupts:
             reason = "interrupted"
+        elif ev.interrupts:
+            reason = "tool-calls"
         if reason == "interrupted" and not self._v7:
             reason = "other"
         chunk: Chunk = {"type": "finish", "finishReason": reason}

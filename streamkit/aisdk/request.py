@@ -10,8 +10,12 @@ rejected, since the client sends back whatever it built from earlier streams.
 * ``text``, ``file``, ``reasoning`` (and ``reasoning-file``) parts become neutral parts; each tool part
   becomes a :class:`~streamkit.events.ToolCallPart` (with its approval, if any) followed, once the call has
   an outcome, by a :class:`~streamkit.events.ToolResultPart` in the same message; a ``steering-message``
-  part becomes a user message between the two halves of its assistant message. Sources, ``step-start``,
-  ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
+  part becomes a user message between the two halves of its assistant message.
+* each step of an assistant message (its parts from one ``step-start`` to the next) becomes an assistant
+  message of its own, as the AI SDK's ``convertToModelMessages`` splits it, so the history stays causal: a
+  step's calls, their results, then the next step. The first keeps the message id, the later ones are
+  ``<id>-step-2``, ``<id>-step-3``...
+* sources, ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
 * ``system`` messages are dropped unless the app opts in: the history comes from the browser.
 * the last ``data-state`` part (see :data:`STATE_PART_ID`) becomes ``state``.
 * when the body continues an assistant message (``trigger`` ``submit-message`` with the ``messageId`` of
@@ -381,7 +385,7 @@ def _part_to_neutral(part: Any) -> list[Part]:
         filename = part.filename if isinstance(part, FileUIPart) else None
         return [FilePart(url=part.url, media_type=part.mediaType, filename=filename)]
     if isinstance(part, ReasoningUIPart):
-        return [ReasoningPart(text=part.text)]
+        return [ReasoningPart(text=part.text, provider_metadata=part.providerMetadata)]
     if isinstance(part, ToolUIPart | DynamicToolUIPart):
         return _tool_to_neutral(part)
     return []
@@ -391,17 +395,28 @@ def _message_to_neutral(message: UIMessage) -> list[Message]:
     metadata = message.metadata if isinstance(message.metadata, dict) else None
     out: list[Message] = []
     parts: list[Part] = []
+    step = 1  # the step the parts belong to (a steering message splits a step, keeping its id)
+
+    def flush() -> None:
+        nonlocal parts
+        mid = message.id if step == 1 else f"{message.id}-step-{step}"
+        out.append(Message(id=mid, role=message.role, parts=parts, metadata=metadata if step == 1 else None))
+        parts = []
+
     for part in message.parts:
         if isinstance(part, SteeringMessageUIPart):
             if parts:
-                out.append(Message(id=message.id, role=message.role, parts=parts, metadata=metadata))
-                parts = []
+                flush()
             steering = [p for sub in part.parts for p in _part_to_neutral(sub)]
             out.append(Message(id=part.id, role="user", parts=steering))
             continue
+        if isinstance(part, StepStartUIPart) and parts and message.role == "assistant":
+            flush()  # each step is its own assistant message: its calls, then their results, then the next step
+            step += 1
+            continue
         parts += _part_to_neutral(part)
     if parts or not out:
-        out.append(Message(id=message.id, role=message.role, parts=parts, metadata=metadata))
+        flush()
     return out
 
 
@@ -484,7 +499,10 @@ def to_ui_messages(messages: list[Message]) -> list[dict[str, Any]]:
             if isinstance(part, TextPart):
                 parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ReasoningPart):
-                parts.append({"type": "reasoning", "text": part.text})
+                reasoning: dict[str, Any] = {"type": "reasoning", "text": part.text}
+                if part.provider_metadata is not None:
+                    reasoning["providerMetadata"] = part.provider_metadata
+                parts.append(reasoning)
             elif isinstance(part, FilePart):
                 file: dict[str, Any] = {"type": "file", "mediaType": part.media_type, "url": part.url}
                 if part.filename is not None:

@@ -1,16 +1,27 @@
 """The streamkit demo: one agent behind both protocols, and a React page to watch them.
 
 ``streamkit demo`` (or ``python -m streamkit.demo``) serves it. :class:`ScriptedAgent` is the offline agent
-(no key, no network), :class:`OpenAIAgent` drives any OpenAI-compatible Chat Completions server, and
-:func:`~streamkit.demo.app.create_app` builds the Starlette app around either.
+(no key, no network), :class:`OpenAIAgent` drives any OpenAI-compatible Chat Completions server,
+:func:`provider_agent` any provider source (:mod:`streamkit.sources`), and
+:func:`~streamkit.demo.app.create_app` builds the Starlette app around them.
 """
 
 from typing import Any
 
 from .agent import Pacing, ScriptedAgent, choose_path, script
-from .openai import ModelConfig, OpenAIAgent
+from .openai import ModelAgent, ModelConfig, OpenAIAgent, provider_agent
 
-__all__ = ["ModelConfig", "OpenAIAgent", "Pacing", "ScriptedAgent", "choose_path", "create_app", "script"]
+__all__ = [
+    "ModelAgent",
+    "ModelConfig",
+    "OpenAIAgent",
+    "Pacing",
+    "ScriptedAgent",
+    "choose_path",
+    "create_app",
+    "provider_agent",
+    "script",
+]
 
 
 def __getattr__(name: str) -> Any:

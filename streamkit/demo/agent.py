@@ -13,10 +13,18 @@ several    "compare", "trip", or two or more cities                parallel tool
 failure    "fail", or arithmetic that fails ("1/0")                a tool call that ends in an error
 long       "long", "story", "essay", "in detail"                   a long answer, source
 crash      "crash"                                                 an error ends the run mid-answer
+delete     "delete" ("Delete the file notes.txt")                  ``delete_file``, which needs approval
+theme      "dark mode", "light mode" or "theme"                    the page's frontend tool ``set_theme``
 search     anything else                                           a documentation search, sources
 ========== ======================================================= ======================================
 
-Every path (but crash) streams a shared *plan* as state: a snapshot first, then one update per step
+The *delete* and *theme* paths pause (human in the loop, :mod:`streamkit.events.hitl`): the run ends with
+``finish_reason="tool-calls"`` after asking approval for each ``delete_file`` call, or after calling the
+frontend tool ``set_theme``. The client's next request carries the answer (an approval response, or the
+page's tool result) and the agent continues the same turn: it runs or denies the deletion, or reads the
+theme the page applied, and answers in a new step.
+
+Every path streams a shared *plan* as state: a snapshot first, then one update per step
 (``{"task", "status", "steps": [{"id", "title", "status"}]}``), so AG-UI clients get JSON-Patch deltas
 and ``useChat`` a live ``data-state`` part.
 
@@ -61,13 +69,16 @@ from ..events import (
     ToolCallStart,
     ToolResult,
     Usage,
+    hitl,
     last_user_text,
 )
 from .tools import DEFAULT_TOOLS, KNOWN_CITIES, run_tool, sources_of, tools_by_name
 
 __all__ = ["INSTANT", "Beat", "Pacing", "PathName", "ScriptedAgent", "choose_path", "run_tag", "script", "split_tokens"]
 
-PathName: TypeAlias = Literal["chat", "weather", "math", "several", "failure", "long", "crash", "search"]
+PathName: TypeAlias = Literal[
+    "chat", "weather", "math", "several", "failure", "long", "crash", "delete", "theme", "search"
+]
 
 Beat: TypeAlias = tuple[float, ChatEvent]
 """One step of a script: seconds to wait, then the event to yield."""
@@ -151,6 +162,10 @@ def choose_path(prompt: str) -> PathName:
     words = re.findall(r"[a-z']+", text)
     if "crash" in words:
         return "crash"
+    if "delete" in words or "remove" in words:
+        return "delete"
+    if "dark mode" in text or "light mode" in text or "theme" in words or "dark theme" in text:
+        return "theme"
     expr = _expression(prompt)
     if any(k in text for k in _FAIL):
         return "failure"
@@ -182,6 +197,19 @@ class _Plan:
         self.task = task
         self.status = "working"
         self.steps = [{"id": sid, "title": title, "status": "pending"} for sid, title in steps]
+
+    @classmethod
+    def restore(cls, state: Any) -> _Plan | None:
+        """The plan the client sent back (a paused run's), if ``state`` is one."""
+        if not isinstance(state, dict) or not isinstance(state.get("steps"), list):
+            return None
+        steps = [s for s in state["steps"] if isinstance(s, dict) and isinstance(s.get("id"), str)]
+        plan = cls(str(state.get("task", "")), [])
+        plan.steps = [
+            {"id": s["id"], "title": str(s.get("title", s["id"])), "status": str(s.get("status", "pending"))}
+            for s in steps
+        ]
+        return plan
 
     def render(self) -> dict[str, Any]:
         return {"task": self.task, "status": self.status, "steps": [dict(s) for s in self.steps]}
@@ -264,11 +292,9 @@ class _Writer:
             i += size
         return chunks
 
-    def tool_calls(self, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, Any, str | None]]:
-        """Stream the calls' arguments (interleaved when there are several), then run them in order."""
-        first = self.counters.get("call", 0) + 1
+    def stream_calls(self, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Stream the calls' arguments (interleaved when there are several) and end them; return their ids."""
         ids = [self.new_id("call") for _ in calls]
-        steps = [f"call-{first + i}" for i in range(len(calls))]
         streams = []
         for cid, (name, args) in zip(ids, calls, strict=True):
             self.pause(self.pacing.think / 2)
@@ -285,6 +311,13 @@ class _Writer:
                     pending.remove((cid, chunks))
         for cid, (_, args) in zip(ids, calls, strict=True):
             self.emit(ToolCallEnd(id=cid, input=args))
+        return ids
+
+    def tool_calls(self, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, Any, str | None]]:
+        """Stream the calls' arguments (interleaved when there are several), then run them in order."""
+        first = self.counters.get("call", 0) + 1
+        steps = [f"call-{first + i}" for i in range(len(calls))]
+        ids = self.stream_calls(calls)
         results = []
         for cid, step, (name, args) in zip(ids, steps, calls, strict=True):
             self.state(step, "running")
@@ -325,7 +358,14 @@ class _Writer:
             self.plan.status = status
             self.emit(StateUpdate(state=self.plan.render()))
 
-    def finish(self) -> list[Beat]:
+    def set_status(self, status: str) -> None:
+        """Set the whole task's status (one update)."""
+        if self.plan is not None:
+            self.plan.status = status
+            self.emit(StateUpdate(state=self.plan.render()))
+
+    def finish(self, *, paused: bool = False) -> list[Beat]:
+        """End the run: normally, or ``paused`` for the user or the page (``finish_reason="tool-calls"``)."""
         if self.open_step is not None:
             self.emit(StepFinished(name=self.open_step))
             self.open_step = None
@@ -336,7 +376,7 @@ class _Writer:
             total_tokens=input_tokens + self.output_tokens,
             model="streamkit-offline",
         )
-        self.emit(RunFinished(finish_reason="stop", usage=usage))
+        self.emit(hitl.pause(usage=usage) if paused else RunFinished(finish_reason="stop", usage=usage))
         return self.beats
 
 
@@ -612,7 +652,9 @@ def _search(w: _Writer, prompt: str) -> None:
 
 
 def _crash(w: _Writer, prompt: str) -> None:
+    w.start_plan("Crash on purpose", [("answer", "Start an answer"), ("crash", "Fail mid-answer")])
     w.step("answer")
+    w.state("answer", "running")
     w.reasoning("The user asked me to crash. I'll start answering and then fail on purpose.")
     tid = w.new_id("text")
     w.emit(TextStart(id=tid))
@@ -620,7 +662,145 @@ def _crash(w: _Writer, prompt: str) -> None:
         w.pause(w.pacing.token)
         w.emit(TextDelta(id=tid, delta=token))
     w.pause(w.pacing.think)
+    if w.plan is not None:  # the plan ends failed, not "working" forever
+        w.plan.set("answer", "failed")
+        w.plan.status = "failed"
+        w.emit(StateUpdate(state=w.plan.render()))
     w.emit(RunError(message="The scripted agent crashed on purpose (you asked for it).", code="demo_crash"))
+
+
+_FILE_NAME = re.compile(r"[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}\b")
+
+
+def _files(prompt: str) -> list[str]:
+    names: list[str] = []
+    for name in _FILE_NAME.findall(prompt):
+        if name not in names:
+            names.append(name)
+    return names[:3] or ["notes.txt"]
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _delete(w: _Writer, prompt: str) -> None:
+    files = _files(prompt)
+    steps = [("understand", "Understand the request")]
+    steps += [(f"call-{i + 1}", f"Delete {name} (needs your approval)") for i, name in enumerate(files)]
+    steps += [("answer", "Confirm what happened")]
+    w.start_plan(f"Delete {_join(files)}", steps)
+    w.step("call-tools")
+    w.state("understand", "running")
+    w.reasoning(
+        f"The user wants {_join(files)} deleted. Deleting cannot be undone, so the delete_file tool asks the "
+        "user to approve each call before it runs."
+    )
+    w.state("understand", "done")
+    ids = w.stream_calls([("delete_file", {"path": name}) for name in files])
+    for cid, name in zip(ids, files, strict=True):
+        w.emit(hitl.request_approval(cid, reason=f"Delete {name}? This cannot be undone."))
+    if w.plan is not None:
+        for i in range(len(files)):
+            w.plan.set(f"call-{i + 1}", "waiting")
+    w.set_status("waiting for approval")
+
+
+def _theme(w: _Writer, prompt: str) -> None:
+    theme = "light" if "light" in prompt.lower() else "dark"
+    w.start_plan(
+        f"Switch the page to the {theme} theme",
+        [
+            ("understand", "Understand the request"),
+            ("call-1", f"set_theme({theme}) in the page"),
+            ("answer", "Confirm"),
+        ],
+    )
+    w.step("call-tools")
+    w.state("understand", "running")
+    w.reasoning(
+        f"The user wants the {theme} theme. The page offers a set_theme tool that runs in the browser, so I'll "
+        "call it and wait for the page to report what it applied."
+    )
+    w.state("understand", "done")
+    w.stream_calls([("set_theme", {"theme": theme})])
+    if w.plan is not None:
+        w.plan.set("call-1", "waiting")
+    w.set_status("waiting for the page")
+
+
+def _output(result: Any) -> Any:
+    """A tool output as the agent meant it (AG-UI tool messages carry it as JSON text)."""
+    output = result.output
+    if isinstance(output, str):
+        try:
+            return json.loads(output)
+        except ValueError:
+            return output
+    return output
+
+
+def _resume(w: _Writer, turn: hitl.Continuation) -> None:
+    """Continue a paused turn: run or deny the answered deletions, or read the theme the page applied."""
+    w.plan = _Plan.restore(w.run.state)
+    if w.plan is not None:
+        w.plan.status = "working"
+    deleted: list[tuple[str, int]] = []
+    refused: list[str] = []
+    failed: list[tuple[str, str]] = []
+    deletions = [c.id for c in turn.calls if c.name == "delete_file"]
+    for decision in turn.decisions:
+        args = decision.call.input if isinstance(decision.call.input, dict) else {}
+        name = str(args.get("path", "the file"))
+        step = f"call-{deletions.index(decision.call.id) + 1}" if decision.call.id in deletions else ""
+        if not decision.approved:
+            w.emit(decision.denial(f"The user denied deleting {name}."))
+            refused.append(name)
+            w.state(step, "denied")
+            continue
+        w.state(step, "running")
+        output, error = run_tool(_TOOLS, decision.call.name, decision.call.input)
+        w.pause(w.pacing.tool)
+        if error is None:
+            w.emit(ToolResult(id=decision.call.id, output=output))
+            deleted.append((name, int(output.get("bytes", 0))))
+            w.state(step, "done")
+        else:
+            w.emit(ToolResult(id=decision.call.id, error=error))
+            failed.append((name, error))
+            w.state(step, "failed")
+    themes = [
+        (call, turn.results[call.id]) for call in turn.calls if call.name == "set_theme" and call.id in turn.results
+    ]
+    w.step("answer")
+    w.state("answer", "running")
+    lines: list[str] = []
+    if deleted:
+        lines.append("Done: I deleted " + _join([f"**{n}** ({_size(b)})" for n, b in deleted]) + ".")
+    if refused:
+        lead = "I did not delete anything" if not deleted and not failed else "I left"
+        tail = (
+            f": you denied deleting {_join(refused)}."
+            if lead.startswith("I did")
+            else f" {_join(refused)} alone, as you asked."
+        )
+        lines.append(lead + tail)
+    for name, error in failed:
+        lines.append(f"I could not delete {name}: {error}")
+    for call, result in themes[-1:]:
+        if result.error is not None:
+            lines.append(f"The page could not switch the theme: {result.error}")
+        else:
+            output = _output(result)
+            theme = output.get("theme") if isinstance(output, dict) else None
+            theme = theme if isinstance(theme, str) else (call.input or {}).get("theme", "new")
+            w.state("call-1", "done")
+            lines.append(f"Done, the page is now {theme}.")
+    if not lines:
+        lines.append("Thanks, I have the results of the tool calls.")
+    w.text(" ".join(lines))
+    if w.plan is not None:
+        w.finish_plan("answer")
 
 
 def script(run: RunInput, pacing: Pacing = INSTANT) -> list[Beat]:
@@ -628,10 +808,17 @@ def script(run: RunInput, pacing: Pacing = INSTANT) -> list[Beat]:
     prompt = last_user_text(run).strip()
     w = _Writer(run, pacing, prompt)
     w.emit(RunStarted(thread_id=run.thread_id, run_id=run.run_id, message_id=run.message_id))
+    turn = hitl.continuation(run)
+    if turn and not turn.waiting:  # the answers to a paused turn: continue it
+        _resume(w, turn)
+        return w.finish()
     path = choose_path(prompt)
     if path == "crash":
         _crash(w, prompt)
         return w.beats
+    if path in ("delete", "theme"):
+        (_delete if path == "delete" else _theme)(w, prompt)
+        return w.finish(paused=True)
     if path == "math":
         _math(w, prompt, _expression(prompt) or "")
     else:

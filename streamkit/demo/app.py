@@ -1,6 +1,7 @@
 """The demo Starlette app: one agent behind both protocols, and the built React page.
 
-* ``POST /api/chat`` (and ``GET /api/chat/{chatId}/stream``): the AI SDK UI Message Stream, for ``useChat``;
+* ``POST /api/chat`` (and ``GET /api/chat/{chatId}/stream``): the AI SDK UI Message Stream, for ``useChat``
+  (an AI SDK request names no tools: the agent is told of the page's frontend tools, ``set_theme``);
 * ``POST /api/agui``: AG-UI, for ``HttpAgent``;
 * ``POST /api/agent/stream`` (and ``/message``, ``/{agentId}/cancel``, ``/{agentId}/status``): the named-event
   dialect of agent consoles, for the page's plain-JS console;
@@ -10,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import agui, aisdk, dsh
-from ..events import Agent
+from ..events import Agent, ChatEvent, RunInput, Tool
+from ..sources.agui import RemoteAGUIAgent
+from ..sources.aisdk import RemoteAISDKAgent
 from .agent import ScriptedAgent
-from .openai import OpenAIAgent
+from .openai import ModelAgent, OpenAIAgent
+from .tools import FRONTEND_TOOLS
 
-__all__ = ["AGUI_PATH", "AISDK_PATH", "DSH_PATH", "STATIC_DIR", "agent_info", "create_app"]
+__all__ = ["AGUI_PATH", "AISDK_PATH", "DSH_PATH", "STATIC_DIR", "agent_info", "create_app", "offering"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """Where the built page lives (``make frontend`` rebuilds it from ``demo_frontend/``)."""
@@ -50,9 +54,29 @@ def agent_info(agent: Agent) -> dict[str, Any]:
     """What the page shows about the agent: its kind and, for a model, the model and server."""
     if isinstance(agent, OpenAIAgent):
         return {"agent": "openai-compatible", "model": agent.model, "baseUrl": agent.base_url}
+    if isinstance(agent, ModelAgent):
+        return {"agent": agent.provider, "model": agent.model, "baseUrl": agent.base_url}
     if isinstance(agent, ScriptedAgent):
         return {"agent": "offline", "model": "scripted"}
+    if isinstance(agent, RemoteAGUIAgent | RemoteAISDKAgent):
+        kind = "remote-agui" if isinstance(agent, RemoteAGUIAgent) else "remote-aisdk"
+        return {"agent": kind, "model": "remote", "baseUrl": agent.url}
     return {"agent": type(agent).__name__}
+
+
+def offering(agent: Agent, tools: Sequence[Tool]) -> Agent:
+    """``agent``, told that the client also runs ``tools`` (frontend tools) when a request names none of them.
+
+    An AG-UI client lists its tools in every request; an AI SDK client never does (the app declares them),
+    so the demo's AI SDK route offers the page's tools this way.
+    """
+
+    def run_offering(run: RunInput) -> AsyncIterable[ChatEvent]:
+        named = {t.name for t in run.tools}
+        missing = [t for t in tools if t.name not in named]
+        return agent(run.model_copy(update={"tools": [*run.tools, *missing]}) if missing else run)
+
+    return run_offering
 
 
 def create_app(
@@ -77,7 +101,7 @@ def create_app(
         return HTMLResponse(_NOT_BUILT)
 
     routes: list[BaseRoute] = [
-        *aisdk.routes(core, path=AISDK_PATH),
+        *aisdk.routes(offering(core, FRONTEND_TOOLS), path=AISDK_PATH),
         *agui.routes(core, path=AGUI_PATH),
         *dsh.routes(core, path=DSH_PATH, model=info.get("model")),
         Route("/api/info", info_endpoint, methods=["GET"]),

@@ -1,11 +1,21 @@
 """The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn.
 
 Without a model configured the demo runs the offline scripted agent (no key, no network). Name a model
-with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead::
+with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead, or a provider with
+``--provider`` (``STREAMKIT_PROVIDER``) to use its source (:mod:`streamkit.sources`)::
 
     streamkit demo --port 8000
     streamkit demo --base-url http://localhost:11434/v1 --model llama3.2
     STREAMKIT_MODEL=gpt-4o-mini OPENAI_API_KEY=... streamkit demo
+    OPENAI_API_KEY=... streamkit demo --provider openai-responses --model gpt-5-mini
+    ANTHROPIC_API_KEY=... streamkit demo --provider anthropic
+    streamkit demo --provider ollama --model qwen3
+
+Or put a remote agent server behind both tabs (``--agui-url`` for an AG-UI endpoint, ``--aisdk-url`` for an
+AI SDK chat endpoint, ``--remote-header`` for its credentials)::
+
+    streamkit demo --agui-url http://localhost:8123/agent
+    streamkit demo --aisdk-url http://localhost:3000/api/chat --remote-header "Authorization: Bearer ..."
 """
 
 from __future__ import annotations
@@ -19,8 +29,10 @@ import sys
 from collections.abc import Sequence
 
 from ..events import Agent
+from ..sources.agui import RemoteAGUIAgent
+from ..sources.aisdk import RemoteAISDKAgent
 from .agent import Pacing, ScriptedAgent
-from .openai import ModelConfig, OpenAIAgent
+from .openai import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
 __all__ = ["build_parser", "main", "make_agent"]
 
@@ -37,11 +49,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
     demo.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
-    model = demo.add_argument_group("a real model (OpenAI-compatible Chat Completions)")
-    model.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 [STREAMKIT_BASE_URL]")
-    model.add_argument("--model", help="model name; without it the demo runs offline [STREAMKIT_MODEL]")
+    model = demo.add_argument_group(
+        "a real model",
+        "openai: any OpenAI-compatible Chat Completions server over httpx (OPENAI_BASE_URL, OPENAI_API_KEY); "
+        "openai-responses: the Responses API through the openai SDK (OPENAI_API_KEY); anthropic: the anthropic "
+        "SDK (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL); ollama: Ollama's /api/chat (OLLAMA_HOST, "
+        "OLLAMA_MODEL). SDK providers need their extra: pip install 'streamkit[openai]' / '[anthropic]'.",
+    )
+    model.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="which provider source drives the demo (default: openai when a model is named) [STREAMKIT_PROVIDER]",
+    )
+    model.add_argument(
+        "--base-url",
+        help="API root, e.g. http://localhost:11434/v1 (openai) or http://host:11434 (ollama) [STREAMKIT_BASE_URL]",
+    )
+    model.add_argument(
+        "--model", help="model name; without it (and without --provider) the demo runs offline [STREAMKIT_MODEL]"
+    )
     model.add_argument("--api-key", help="API key, if the server needs one [STREAMKIT_API_KEY]")
     model.add_argument("--max-steps", type=int, default=8, help="model calls per run (default: %(default)s)")
+    remote = demo.add_argument_group(
+        "a remote agent server",
+        "put another server behind both tabs: the page's AI SDK and AG-UI routes forward each run to it "
+        "(streamkit.sources.agui / streamkit.sources.aisdk)",
+    )
+    remote.add_argument("--agui-url", metavar="URL", help="an AG-UI endpoint (LangGraph, Mastra, another streamkit...)")
+    remote.add_argument("--aisdk-url", metavar="URL", help="an AI SDK chat endpoint (a Next.js route, ...)")
+    remote.add_argument(
+        "--remote-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header sent to the remote server (e.g. 'Authorization: Bearer ...'); repeatable",
+    )
     demo.add_argument("--offline", action="store_true", help="use the offline agent even if a model is set")
     demo.add_argument(
         "--pacing",
@@ -62,12 +104,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 def make_agent(args: argparse.Namespace) -> Agent:
     """The agent the flags and the environment ask for."""
-    config = None
-    if not args.offline:
-        config = ModelConfig.from_env(os.environ, base_url=args.base_url, model=args.model, api_key=args.api_key)
-    if config is None:
+    agui_url, aisdk_url = getattr(args, "agui_url", None), getattr(args, "aisdk_url", None)
+    if agui_url and aisdk_url:
+        raise SystemExit("--agui-url and --aisdk-url: name one remote server")
+    if agui_url or aisdk_url:
+        headers: dict[str, str] = {}
+        for header in getattr(args, "remote_header", None) or ():
+            name, sep, value = header.partition(":")
+            if not sep or not name.strip():
+                raise SystemExit(f"--remote-header {header!r}: expected 'NAME: VALUE'")
+            headers[name.strip()] = value.strip()
+        if agui_url:
+            return RemoteAGUIAgent(agui_url, headers=headers)
+        return RemoteAISDKAgent(str(aisdk_url), headers=headers)
+    if args.offline:
         return ScriptedAgent(Pacing().scaled(args.pacing))
-    return OpenAIAgent.from_config(config, max_steps=args.max_steps)
+    provider = getattr(args, "provider", None) or os.environ.get("STREAMKIT_PROVIDER") or None
+    if provider is not None and provider not in PROVIDERS:
+        raise SystemExit(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    if provider in (None, "openai"):
+        config = ModelConfig.from_env(os.environ, base_url=args.base_url, model=args.model, api_key=args.api_key)
+        if config is None and provider is None:
+            return ScriptedAgent(Pacing().scaled(args.pacing))
+    env = os.environ
+    return provider_agent(
+        provider or "openai",
+        model=args.model or env.get("STREAMKIT_MODEL"),
+        base_url=args.base_url or env.get("STREAMKIT_BASE_URL"),
+        api_key=args.api_key or env.get("STREAMKIT_API_KEY"),
+        max_steps=args.max_steps,
+    )
 
 
 def _port_in_use(host: str, port: int) -> str | None:
@@ -112,8 +178,11 @@ def _demo(args: argparse.Namespace) -> int:
         return 1
     agent = make_agent(args)
     app = create_app(agent, cors_origins=args.cors_origin)
-    if isinstance(agent, OpenAIAgent):
-        who = f"model {agent.model} at {agent.base_url}"
+    if isinstance(agent, ModelAgent):
+        who = f"{agent.provider} model {agent.model} at {agent.base_url}"
+    elif isinstance(agent, RemoteAGUIAgent | RemoteAISDKAgent):
+        kind = "AG-UI" if isinstance(agent, RemoteAGUIAgent) else "AI SDK"
+        who = f"the {kind} server at {agent.url}"
     else:
         who = "the offline scripted agent (no API key needed)"
     host = f"[{args.host}]" if ":" in args.host else args.host

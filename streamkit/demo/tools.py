@@ -4,6 +4,10 @@ Each :class:`DemoTool` has a name, a description and a JSON Schema for its input
 and a synchronous ``run(input) -> output``. A tool signals failure by raising :class:`ToolError`; the agents
 turn that into a tool result with ``error`` text. Outputs are plain JSON values. :func:`sources_of` picks
 the citable sources out of an output (the documentation search returns some).
+
+Two tools show human in the loop (:mod:`streamkit.events.hitl`): ``delete_file`` has ``needs_approval``
+(the agent asks the user before it runs), and ``set_theme`` is a *frontend tool* (:data:`FRONTEND_TOOLS`):
+the page runs it and sends the result back, the agent never runs it.
 """
 
 from __future__ import annotations
@@ -15,11 +19,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..events import Tool
+
 __all__ = [
     "CALCULATE",
     "DEFAULT_TOOLS",
+    "DELETE_FILE",
+    "FRONTEND_TOOLS",
     "GET_WEATHER",
+    "SANDBOX_FILES",
     "SEARCH_DOCS",
+    "SET_THEME",
     "DemoTool",
     "ToolError",
     "run_tool",
@@ -34,12 +44,16 @@ class ToolError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class DemoTool:
-    """A tool an agent may call: ``run`` maps a parsed JSON input to a JSON output or raises ToolError."""
+    """A tool an agent may call: ``run`` maps a parsed JSON input to a JSON output or raises ToolError.
+
+    ``needs_approval``: the agent asks the user to approve each call before running it.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     run: Callable[[dict[str, Any]], Any]
+    needs_approval: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The tool as an OpenAI Chat Completions ``tools`` entry."""
@@ -285,8 +299,60 @@ SEARCH_DOCS = DemoTool(
     run=_search_docs,
 )
 
-DEFAULT_TOOLS: tuple[DemoTool, ...] = (GET_WEATHER, CALCULATE, SEARCH_DOCS)
-"""Every tool of the demo."""
+# --- delete_file (needs approval) ------------------------------------------------------------------
+
+SANDBOX_FILES: dict[str, int] = {"notes.txt": 1284, "todo.txt": 312, "draft.md": 5120, "report.pdf": 48213}
+"""The files of the demo's pretend sandbox folder, with their sizes in bytes (nothing on disk is touched)."""
+
+
+def _delete_file(args: dict[str, Any]) -> dict[str, Any]:
+    path = args.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("delete_file needs a non-empty 'path' string")
+    name = path.strip()
+    if "/" in name or "\\" in name or name.startswith("."):
+        raise ToolError(f"{name!r} is outside the sandbox folder: give a plain file name")
+    if name not in SANDBOX_FILES:
+        raise ToolError(f"no file named {name!r} in the sandbox folder (it has {', '.join(sorted(SANDBOX_FILES))})")
+    return {"path": name, "deleted": True, "bytes": SANDBOX_FILES[name]}
+
+
+DELETE_FILE = DemoTool(
+    name="delete_file",
+    description="Delete a file from the demo's sandbox folder (pretend: nothing is removed). Needs the user's "
+    "approval.",
+    parameters={
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "A file name, e.g. 'notes.txt'."}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    run=_delete_file,
+    needs_approval=True,
+)
+
+
+# --- set_theme (a frontend tool) -------------------------------------------------------------------
+
+SET_THEME = Tool(
+    name="set_theme",
+    description="Switch the page between the dark and the light theme. The page runs this tool itself and "
+    "returns the theme it applied.",
+    parameters={
+        "type": "object",
+        "properties": {"theme": {"type": "string", "enum": ["dark", "light"]}},
+        "required": ["theme"],
+        "additionalProperties": False,
+    },
+)
+"""The demo page's frontend tool: the agent calls it and leaves it pending, the page applies the theme and
+answers ``{"theme": "dark" | "light"}``."""
+
+FRONTEND_TOOLS: tuple[Tool, ...] = (SET_THEME,)
+"""The tools the demo page runs (offered to a model next to the server tools)."""
+
+DEFAULT_TOOLS: tuple[DemoTool, ...] = (GET_WEATHER, CALCULATE, SEARCH_DOCS, DELETE_FILE)
+"""Every tool the demo's agents run (``delete_file`` only once the user approves)."""
 
 
 def tools_by_name(tools: Sequence[DemoTool]) -> dict[str, DemoTool]:

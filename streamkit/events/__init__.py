@@ -1,6 +1,16 @@
-"""The normalized vocabulary every agent core speaks, and the checker that keeps it well-formed."""
+"""The normalized vocabulary every agent core speaks, the checker that keeps it well-formed, and the
+human-in-the-loop helper (:mod:`streamkit.events.hitl`: approvals, frontend tools, resume)."""
 
+from . import hitl
 from .checker import ProtocolError, SequenceChecker, check
+from .hitl import (
+    APPROVAL_SCHEMA,
+    Continuation,
+    Decision,
+    approval_id,
+    continuation,
+    request_approval,
+)
 from .input import (
     Agent,
     ApprovalState,
@@ -61,13 +71,16 @@ from .models import (
 )
 
 __all__ = [
+    "APPROVAL_SCHEMA",
     "Agent",
     "ApprovalState",
     "ChatEvent",
     "Citation",
     "ContextItem",
+    "Continuation",
     "Custom",
     "Data",
+    "Decision",
     "File",
     "FilePart",
     "FinishReason",
@@ -115,7 +128,11 @@ __all__ = [
     "Usage",
     "UserFile",
     "UserMessage",
+    "approval_id",
     "chat_event_adapter",
     "check",
+    "continuation",
+    "hitl",
     "last_user_text",
+    "request_approval",
 ]

@@ -55,10 +55,18 @@ class FilePart(_Model):
 
 
 class ReasoningPart(_Model):
-    """Reasoning text the assistant produced earlier."""
+    """Reasoning text the assistant produced earlier.
+
+    ``provider_metadata`` and ``encrypted_value`` carry what the provider attached to the reasoning (an
+    Anthropic thinking signature, redacted thinking, an encrypted reasoning item) as the client sent it back:
+    the AI SDK keeps the ``providerMetadata`` of a reasoning part, AG-UI the ``encryptedValue`` of a
+    reasoning message. A source restores them when it sends the history to its provider again.
+    """
 
     type: Literal["reasoning"] = "reasoning"
     text: str
+    provider_metadata: dict[str, dict[str, Any]] | None = None
+    encrypted_value: str | None = None
 
 
 class ApprovalState(_Model):

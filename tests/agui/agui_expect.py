@@ -24,6 +24,7 @@ from streamkit.agui import (
 )
 from streamkit.agui.state import PatchError, apply_patch, json_equal, to_json
 from streamkit.events import (
+    APPROVAL_SCHEMA,
     ChatEvent,
     Custom,
     Data,
@@ -249,6 +250,7 @@ def expect(
                 )
                 continue
             answered.add(ev.id)
+            current = None  # later calls go in a new assistant message
             tool: dict[str, Any] = {"id": fresh(f"{ev.id}-result", "tool-result"), "toolCallId": ev.id, "role": "tool"}
             if ev.denied:
                 tool["content"] = ev.error or "The tool call was denied."
@@ -272,6 +274,7 @@ def expect(
             interrupt = {"id": ev.id, "reason": "tool_approval", "toolCallId": ev.tool_call_id}
             if ev.reason is not None:
                 interrupt["message"] = ev.reason
+            interrupt["responseSchema"] = APPROVAL_SCHEMA
             approvals.append(interrupt)
         elif isinstance(ev, ToolApprovalResponse):
             value: dict[str, Any] = {"id": ev.id, "approved": ev.approved}
@@ -327,7 +330,15 @@ def expect(
                     if v is not None
                 }
                 for i in ev.interrupts or ()
-            ] + approvals
+            ]
+            for approval in approvals:  # one interrupt per call
+                same = [
+                    i for i in interrupts if approval["id"] == i["id"] or approval["toolCallId"] == i.get("toolCallId")
+                ]
+                if same:
+                    same[0].update({k: v for k, v in approval.items() if k not in same[0]})
+                else:
+                    interrupts.append(approval)
             if interrupts:
                 out["outcome"] = "interrupt"
                 out["interrupts"] = interrupts

@@ -19,6 +19,7 @@ from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui.routes import mapper_for
 from streamkit.events import (
+    APPROVAL_SCHEMA,
     ChatEvent,
     Custom,
     Data,
@@ -101,10 +102,18 @@ def test_every_event_type_reaches_the_client_as_meant(js: JsOracle) -> None:
     run = client_run(js, body)
     assert run["outcome"] == "interrupt"  # the pending approval turns the finish into an interrupt
     assert run["interrupts"] == [
-        {"id": "ap1", "reason": "tool_approval", "toolCallId": "c3", "message": "Delete /tmp?"}
+        {
+            "id": "ap1",
+            "reason": "tool_approval",
+            "toolCallId": "c3",
+            "message": "Delete /tmp?",
+            "responseSchema": APPROVAL_SCHEMA,
+        }
     ]
     messages = run["messages"]
-    assert [m["id"] for m in messages] == ["h-user", "r1", "t1", "c1-result", "c2-result", "c3-result", "t2"]
+    # c2 comes after c1's result and c3 after c2's: each starts a new assistant message (named after it).
+    ids = ["h-user", "r1", "t1", "c1-result", "c2", "c2-result", "c3", "c3-result", "t2"]
+    assert [m["id"] for m in messages] == ids
     assert messages[1] == {"id": "r1", "role": "reasoning", "content": "Let me think", "encryptedValue": "opaque"}
     assert messages[2] == {
         "id": "t1",
@@ -117,20 +126,32 @@ def test_every_event_type_reaches_the_client_as_meant(js: JsOracle) -> None:
                 "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
                 "metadata": {"title": "Weather"},
             },
-            {"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": '{"q":1.5}'}},
-            {"id": "c3", "type": "function", "function": {"name": "delete_files", "arguments": '{"path":"/tmp"}'}},
         ],
     }
     assert messages[3] == {"id": "c1-result", "toolCallId": "c1", "role": "tool", "content": '{"tempC":21}'}
     assert messages[4] == {
+        "id": "c2",
+        "role": "assistant",
+        "toolCalls": [
+            {"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": '{"q":1.5}'}},
+        ],
+    }
+    assert messages[5] == {
         "id": "c2-result",
         "toolCallId": "c2",
         "role": "tool",
         "content": "lookup failed",
         "metadata": {"isError": True},
     }
-    assert messages[5]["metadata"] == {"denied": True}
-    assert messages[6] == {"id": "t2", "role": "assistant", "content": "It is 21 °C."}
+    assert messages[6] == {
+        "id": "c3",
+        "role": "assistant",
+        "toolCalls": [
+            {"id": "c3", "type": "function", "function": {"name": "delete_files", "arguments": '{"path":"/tmp"}'}}
+        ],
+    }
+    assert messages[7]["metadata"] == {"denied": True}
+    assert messages[8] == {"id": "t2", "role": "assistant", "content": "It is 21 °C."}
     assert run["state"] == {"todos": ["write tests", "ship", "rest"], "a/b": {"~": 2}, "big": list(range(20))}
     assert custom_events(run) == [
         {"name": agui.PRELIMINARY_TOOL_RESULT, "value": {"toolCallId": "c2", "output": "partial"}},

@@ -15,6 +15,7 @@ from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui import AGUIMapper
 from streamkit.events import (
+    APPROVAL_SCHEMA,
     ChatEvent,
     Custom,
     Data,
@@ -138,9 +139,52 @@ def test_interrupts_and_approvals_end_the_run_with_an_interrupt_outcome() -> Non
         "type": "interrupt",
         "interrupts": [
             {"id": "i", "reason": "input_required", "metadata": {"x": 1}},
-            {"id": "ap", "reason": "tool_approval", "toolCallId": "c"},
+            {"id": "ap", "reason": "tool_approval", "toolCallId": "c", "responseSchema": APPROVAL_SCHEMA},
         ],
     }
+
+
+def test_one_interrupt_per_call() -> None:
+    """An interrupt the core gives for a call it asked approval for is that approval's interrupt."""
+    frames = run(
+        ToolCallEnd(id="c", name="rm", input={}),
+        ToolCallEnd(id="d", name="rm", input={}),
+        ToolApprovalRequest(id="ap", tool_call_id="c", reason="Remove?"),
+        ToolApprovalRequest(id="ap2", tool_call_id="d"),
+        RunFinished(
+            interrupts=[
+                Interrupt(id="ap", reason="tool_approval", tool_call_id="c"),
+                Interrupt(id="other", reason="confirm", tool_call_id="d", message="Sure?"),
+            ]
+        ),
+    )
+    assert frames[-1]["outcome"]["interrupts"] == [
+        {
+            "id": "ap",
+            "reason": "tool_approval",
+            "toolCallId": "c",
+            "message": "Remove?",
+            "responseSchema": APPROVAL_SCHEMA,
+        },
+        {"id": "other", "reason": "confirm", "message": "Sure?", "toolCallId": "d", "responseSchema": APPROVAL_SCHEMA},
+    ]
+
+
+def test_calls_after_a_result_start_a_new_assistant_message() -> None:
+    frames = run(
+        RunStarted(message_id="m"),
+        ToolCallEnd(id="a", name="f", input={}),
+        ToolCallEnd(id="b", name="f", input={}),
+        ToolResult(id="a", output=1),
+        ToolResult(id="b", output=2),
+        StepStarted(name="two"),
+        ToolCallEnd(id="c", name="f", input={}),
+        TextStart(id="t"),
+        TextEnd(id="t"),
+        ToolCallEnd(id="d", name="f", input={}),
+    )
+    parents = {f["toolCallId"]: f["parentMessageId"] for f in frames if f["type"] == "TOOL_CALL_START"}
+    assert parents == {"a": "m", "b": "m", "c": "c", "d": "t"}
 
 
 def test_abort_and_error_endings() -> None:

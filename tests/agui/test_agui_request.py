@@ -91,7 +91,9 @@ def test_a_real_request_with_every_role_parses(js: JsOracle) -> None:
         FilePart(url="https://example.com/a.pdf", media_type="application/octet-stream", filename="a.pdf"),
         FilePart(url="file-123", media_type="audio/wav"),
     ]
-    assert by_id["r1"].role == "assistant" and by_id["r1"].parts == [ReasoningPart(text="They want weather.")]
+    assert by_id["r1"].role == "assistant" and by_id["r1"].parts == [
+        ReasoningPart(text="They want weather.", encrypted_value="enc")
+    ]
     assert by_id["a1"].parts == [
         TextPart(text="Let me check."),
         ToolCallPart(id="c1", name="get_weather", input={"city": "Paris"}),

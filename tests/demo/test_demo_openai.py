@@ -1,4 +1,7 @@
-"""The OpenAI-compatible agent against a local server replaying recorded streaming responses."""
+"""The demo's OpenAI-compatible agent against a local server replaying recorded streaming responses.
+
+The source underneath (translator, input conversion, tool loop) has its own tests in ``tests/sources``.
+"""
 
 from __future__ import annotations
 
@@ -10,21 +13,17 @@ from typing import Any
 import pytest
 from openai_replay import replay_app, scenarios, serve
 
-from streamkit.demo.openai import CompletionMapper, ModelConfig, OpenAIAgent, to_openai_messages
+from streamkit.demo.openai import ModelConfig, OpenAIAgent
 from streamkit.demo.tools import DEFAULT_TOOLS
 from streamkit.events import (
     ChatEvent,
     ContextItem,
-    FilePart,
     Message,
-    ReasoningPart,
     RunInput,
     SequenceChecker,
     TextPart,
     Tool,
     ToolCallArgsDelta,
-    ToolCallPart,
-    ToolResultPart,
 )
 
 
@@ -102,13 +101,18 @@ PARIS = {"city": "Paris", "temperature": 21, "unit": "celsius", "conditions": "p
 TOKYO = {"city": "Tokyo", "temperature": 24, "unit": "celsius", "conditions": "humid, light rain", "humidity": 78}
 BAD_JSON = "the model sent arguments that are not valid JSON: Expecting ',' delimiter: line 1 column 23 (char 22)"
 
+# usage names the model the server reported (the scenario is the model asked for)
 EXPECTED: dict[str, list[tuple[Any, ...]]] = {
     "plain_text": [
         ("run-started",),
         ("step", "model-call-1"),
         ("text", "Hello! I'm doing well, thanks for asking. How can I help you today?"),
         ("/step", "model-call-1"),
-        ("run-finished", "stop", {"input_tokens": 91, "output_tokens": 17, "total_tokens": 108, "model": "plain_text"}),
+        (
+            "run-finished",
+            "stop",
+            {"input_tokens": 91, "output_tokens": 17, "total_tokens": 108, "model": "gpt-4o-mini-2024-07-18"},
+        ),
     ],
     "reasoning_content": [
         ("run-started",),
@@ -124,7 +128,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
                 "output_tokens": 48,
                 "total_tokens": 68,
                 "reasoning_tokens": 36,
-                "model": "reasoning_content",
+                "model": "deepseek-reasoner",
             },
         ),
     ],
@@ -137,7 +141,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         (
             "run-finished",
             "stop",
-            {"input_tokens": 12, "output_tokens": 31, "total_tokens": 43, "model": "reasoning_field"},
+            {"input_tokens": 12, "output_tokens": 31, "total_tokens": 43, "model": "qwen3:4b"},
         ),
     ],
     "tool_call": [
@@ -157,7 +161,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
                 "output_tokens": 15 + 18,
                 "total_tokens": 167 + 232,
                 "cached_input_tokens": 128,
-                "model": "tool_call",
+                "model": "gpt-4o-mini-2024-07-18",
             },
         ),
     ],
@@ -174,7 +178,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         (
             "run-finished",
             "tool-calls",
-            {"input_tokens": 188, "output_tokens": 21, "total_tokens": 209, "model": "frontend_tool"},
+            {"input_tokens": 188, "output_tokens": 21, "total_tokens": 209, "model": "gpt-4o-mini-2024-07-18"},
         ),
     ],
     "parallel_tools": [
@@ -191,7 +195,7 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
         (
             "run-finished",
             "stop",
-            {"input_tokens": 721, "output_tokens": 65, "total_tokens": 786, "model": "parallel_tools"},
+            {"input_tokens": 721, "output_tokens": 65, "total_tokens": 786, "model": "Qwen/Qwen2.5-7B-Instruct"},
         ),
     ],
     "text_then_tool": [
@@ -245,8 +249,8 @@ EXPECTED: dict[str, list[tuple[Any, ...]]] = {
     "stream_error": [
         ("run-started",),
         ("step", "model-call-1"),
-        ("text", "The answer is"),
-        ("run-error", "model_error", "The model server reported an error: The upstream model backend crashed."),
+        # the error chunk ends the run with the server's own words; the open text is closed by the checker
+        ("run-error", "backend_error", "The upstream model backend crashed."),
     ],
     "server_error": [
         ("run-started",),
@@ -346,17 +350,25 @@ async def test_requests_carry_tools_history_and_tool_results(replay: tuple[str, 
             {
                 "id": "chatcmpl-tool-a1",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},  # re-serialized, compact
             },
             {
                 "id": "chatcmpl-tool-b2",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Tokyo"}'},
             },
         ],
     }
-    assert paris == {"role": "tool", "tool_call_id": "chatcmpl-tool-a1", "content": json.dumps(PARIS)}
-    assert tokyo == {"role": "tool", "tool_call_id": "chatcmpl-tool-b2", "content": json.dumps(TOKYO)}
+    assert paris == {
+        "role": "tool",
+        "tool_call_id": "chatcmpl-tool-a1",
+        "content": json.dumps(PARIS, separators=(",", ":")),
+    }
+    assert tokyo == {
+        "role": "tool",
+        "tool_call_id": "chatcmpl-tool-b2",
+        "content": json.dumps(TOKYO, separators=(",", ":")),
+    }
 
 
 async def test_tool_errors_go_back_to_the_model(replay: tuple[str, list[dict[str, Any]]]) -> None:
@@ -426,146 +438,6 @@ async def test_closing_early_closes_the_connection(replay: tuple[str, list[dict[
     assert [e.type for e in first] == ["run-started", "step-started", "text-start"]
 
 
-# --- the pure parts --------------------------------------------------------------------------------
-
-
-def test_mapper_buffers_arguments_until_the_name_arrives() -> None:
-    mapper = CompletionMapper("p")
-    assert (
-        mapper.feed(
-            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]}
-        )
-        == []
-    )
-    started = mapper.feed(
-        {
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": {"tool_calls": [{"index": 0, "function": {"name": "calculate", "arguments": ": 1}"}}]},
-                }
-            ]
-        }
-    )
-    assert [(e.type, getattr(e, "id", None)) for e in started] == [
-        ("tool-call-start", "call_p_0"),
-        ("tool-call-args-delta", "call_p_0"),
-    ]
-    assert started[1].delta == '{"a": 1}'  # type: ignore[union-attr]
-    (end,) = mapper.close()
-    assert end.type == "tool-call-end" and end.input == {"a": 1}  # type: ignore[union-attr]
-
-
-def test_mapper_ignores_what_it_cannot_use() -> None:
-    mapper = CompletionMapper("p")
-    assert mapper.feed("nonsense") == []
-    assert mapper.feed({"choices": "x"}) == []
-    assert mapper.feed({"choices": [{"index": 1, "delta": {"content": "other choice"}}]}) == []
-    assert mapper.feed({"choices": [{"index": 0, "delta": {"content": None, "tool_calls": [{"index": 0}]}}]}) == []
-    assert mapper.close() == []  # a call that never got a name is dropped
-    assert mapper.tool_calls == [] and mapper.text == ""
-
-
-def test_mapper_switches_between_reasoning_and_text() -> None:
-    mapper = CompletionMapper("p")
-    events = []
-    for delta in ({"reasoning": "a"}, {"content": "b"}, {"reasoning_content": "c"}, {"content": "d"}):
-        events += mapper.feed({"choices": [{"index": 0, "delta": delta}]})
-    events += mapper.close()
-    assert [e.type for e in events] == [
-        "reasoning-start", "reasoning-delta", "reasoning-end",
-        "text-start", "text-delta", "text-end",
-        "reasoning-start", "reasoning-delta", "reasoning-end",
-        "text-start", "text-delta", "text-end",
-    ]  # fmt: skip
-    assert len({e.id for e in events}) == 4  # type: ignore[union-attr]
-    assert mapper.text == "bd"
-
-
-def test_mapper_empty_arguments_mean_no_input() -> None:
-    mapper = CompletionMapper("p")
-    mapper.feed(
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "x"}}]}}]}
-    )
-    (end,) = mapper.close()
-    assert end.input == {}  # type: ignore[union-attr]
-
-
-def test_conversation_to_openai_messages() -> None:
-    messages = [
-        Message(id="s", role="system", parts=[TextPart(text="Be brief.")]),
-        Message(
-            id="u1",
-            role="user",
-            parts=[
-                TextPart(text="What is this?"),
-                FilePart(url="data:image/png;base64,AAAA", media_type="image/png"),
-                FilePart(url="data:text/plain;base64,QQ==", media_type="text/plain", filename="a.txt"),
-            ],
-        ),
-        Message(  # an AI SDK assistant turn: text, a call with its result, more text, a call left pending
-            id="a1",
-            role="assistant",
-            parts=[
-                ReasoningPart(text="thinking"),
-                TextPart(text="Checking."),
-                ToolCallPart(id="c1", name="get_weather", input={"city": "Oslo"}),
-                ToolResultPart(id="c1", name="get_weather", output={"temperature": 3}),
-                TextPart(text="Cold. "),
-                TextPart(text="Anything else?"),
-                ToolCallPart(id="c2", name="calculate", input='{"expression": "1+"'),
-            ],
-        ),
-        Message(
-            id="a2", role="assistant", parts=[ToolCallPart(id="c3", name="calculate", input={"expression": "1/0"})]
-        ),
-        Message(id="t3", role="tool", parts=[ToolResultPart(id="c3", error="division by zero")]),
-        Message(id="u2", role="user", parts=[TextPart(text="thanks")]),
-    ]
-    assert to_openai_messages(messages, "SYS") == [
-        {"role": "system", "content": "SYS"},
-        {"role": "system", "content": "Be brief."},
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "What is this?"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                {"type": "text", "text": "[attached file a.txt (text/plain)]"},
-            ],
-        },
-        {
-            "role": "assistant",
-            "content": "Checking.",
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 3}'},
-        {
-            "role": "assistant",
-            "content": "Cold. Anything else?",
-            "tool_calls": [
-                {"id": "c2", "type": "function", "function": {"name": "calculate", "arguments": '{"expression": "1+"'}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c2", "content": "No result was recorded."},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "c3",
-                    "type": "function",
-                    "function": {"name": "calculate", "arguments": '{"expression": "1/0"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c3", "content": "Error: division by zero"},
-        {"role": "user", "content": "thanks"},
-    ]
-    assert to_openai_messages([], None) == []
-
-
 def test_model_config_from_flags_and_environment() -> None:
     assert ModelConfig.from_env({}) is None
     assert ModelConfig.from_env({"STREAMKIT_BASE_URL": "http://x/v1"}) is None  # no model: offline
@@ -605,3 +477,26 @@ def test_request_body_options() -> None:
         "stream": True,
         "temperature": 0.2,
     }
+
+
+def test_provider_agents_for_the_demo() -> None:
+    from streamkit.demo.app import agent_info
+    from streamkit.demo.cli import build_parser, make_agent
+    from streamkit.demo.openai import ModelAgent, provider_agent
+
+    env = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x"}
+    ollama = provider_agent("ollama", env={"OLLAMA_HOST": "gpu-box:11434"})
+    assert (ollama.provider, ollama.model, ollama.base_url) == ("ollama", "llama3.2", "http://gpu-box:11434")
+    assert agent_info(ollama) == {"agent": "ollama", "model": "llama3.2", "baseUrl": "http://gpu-box:11434"}
+    responses = provider_agent("openai-responses", model="gpt-5-mini", env=env)
+    assert isinstance(responses, ModelAgent) and responses.base_url.startswith("https://api.openai.com")
+    anthropic = provider_agent("anthropic", env=env)
+    assert (anthropic.provider, anthropic.model) == ("anthropic", "claude-sonnet-4-5")
+    chat = provider_agent("openai", env={"OPENAI_MODEL": "gpt-4.1"})
+    assert isinstance(chat, OpenAIAgent) and chat.model == "gpt-4.1"
+    with pytest.raises(ValueError):
+        provider_agent("nope")
+    args = build_parser().parse_args(["demo", "--provider", "ollama", "--model", "qwen3"])
+    agent = make_agent(args)
+    assert isinstance(agent, ModelAgent) and (agent.provider, agent.model) == ("ollama", "qwen3")
+    assert "sk-" not in repr(responses) + repr(anthropic)

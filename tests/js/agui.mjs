@@ -4,8 +4,11 @@
 //   the client's own transport (SSE parser), compatibility boundary, schema enforcement, chunk expansion,
 //   verifier and reducers all see exactly what a server would send.
 //   req: {runs: [{body | chunks | chunksBase64, status?, contentType?, parameters?, addMessages?}], threadId?, messages?, state?,
-//        url?, client?}  -- with `url`, the runs go over real HTTP to a live server instead of the stub;
+//        url?, headers?, client?}  -- with `url`, the runs go over real HTTP to a live server instead of the stub;
 //        client "0.0" runs them through @ag-ui/client 0.0.59 instead of 1.0.
+//   A run may also answer what the previous run left: `resumePending: {status, payload?} | [{status, payload?}, ...]`
+//   resumes the client's pending interrupts (in order); `answerPending: {toolName: content}` appends a tool message
+//   for each of the previous run's pending calls of that tool (a frontend tool the app ran).
 //   result: {runs: [{request, events, outcome, result, newMessages, runError, failed, messages, state}],
 //            messages, state, pendingInterrupts}
 // mode "patch": applies patches with fast-json-patch exactly as the client reducer does
@@ -43,6 +46,7 @@ async function runMode(req) {
     threadId: req.threadId ?? "thread-1",
     initialMessages: req.messages ?? [],
     initialState: req.state ?? {},
+    headers: req.headers ?? {},
     fetch: async (url, init) => {
       requests.push({ url, method: init.method, headers: init.headers, body: JSON.parse(init.body) });
       return req.url ? fetch(url, init) : responseFor(current);
@@ -52,6 +56,22 @@ async function runMode(req) {
   for (const run of req.runs) {
     current = run;
     if (run.addMessages) agent.addMessages(run.addMessages);
+    const previous = results[results.length - 1];
+    if (run.answerPending && previous?.pendingToolCallIds) {
+      const calls = agent.messages.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : []));
+      for (const id of previous.pendingToolCallIds) {
+        const call = calls.find((c) => c.id === id);
+        if (call && call.function.name in run.answerPending) {
+          agent.addMessage({ id: `tool-${id}`, role: "tool", toolCallId: id, content: run.answerPending[call.function.name] });
+        }
+      }
+    }
+    const parameters = { ...(run.parameters ?? {}) };
+    if (run.resumePending) {
+      const answers = Array.isArray(run.resumePending) ? run.resumePending : agent.pendingInterrupts.map(() => run.resumePending);
+      const pending = agent.pendingInterrupts.slice(0, answers.length);
+      parameters.resume = pending.map((interrupt, i) => ({ interruptId: interrupt.id, ...answers[i] }));
+    }
     const seen = { events: [], outcome: null, runError: null, failed: null, pendingToolCallIds: null, interrupts: null };
     const subscriber = {
       onEvent: ({ event }) => {
@@ -71,7 +91,7 @@ async function runMode(req) {
     };
     let outcome = null;
     try {
-      outcome = await agent.runAgent({ runId: run.runId ?? `run-${results.length + 1}`, ...(run.parameters ?? {}) }, subscriber);
+      outcome = await agent.runAgent({ runId: run.runId ?? `run-${results.length + 1}`, ...parameters }, subscriber);
     } catch (error) {
       seen.failed = seen.failed ?? String(error && error.message ? error.message : error);
     }

@@ -9,7 +9,10 @@
 //   messages: UIMessage[]                         the chat's messages before the request
 //   steps: [{do, args}]                           chat actions (default: one sendMessage({text:"hi"}));
 //                                                 do: sendMessage | regenerate | addToolOutput | addToolApprovalResponse
-//   auto: "toolCalls" | "approvals"               sendAutomaticallyWhen, for the automatic continuation requests
+//                                                 | answerApprovals ({approved: bool | bool[], reason?}: answers
+//                                                 every approval-requested part of the last message, in order)
+//   auto: "toolCalls" | "approvals" | "both"      sendAutomaticallyWhen, for the automatic continuation requests
+//   clientTools: {toolName: output}               frontend tools: onToolCall answers their calls with addToolOutput
 //   api: "http://..."                             talk to a live server instead of serving `body`
 //   headers: {...}, body_options: {...}           transport headers / body
 // }
@@ -111,6 +114,18 @@ async function runRead(pkg, req) {
   return { message: plain(message), error, chunks: plain(chunks), requests };
 }
 
+// Wait until the chat is idle and no automatic request follows (sendAutomaticallyWhen starts one after the
+// response that made it due has been processed).
+async function settle(chat, requests) {
+  let seen = -1;
+  for (let i = 0; i < 400; i++) {
+    const busy = chat.status === "submitted" || chat.status === "streaming";
+    if (!busy && requests.length === seen) return;
+    seen = busy ? -1 : requests.length;
+    await new Promise((r) => setTimeout(r, busy ? 5 : 25));
+  }
+}
+
 async function runChat(pkg, version, req) {
   const requests = [];
   const data = [];
@@ -139,6 +154,22 @@ async function runChat(pkg, version, req) {
   };
   if (req.auto === "toolCalls") init.sendAutomaticallyWhen = pkg.lastAssistantMessageIsCompleteWithToolCalls;
   if (req.auto === "approvals") init.sendAutomaticallyWhen = pkg.lastAssistantMessageIsCompleteWithApprovalResponses;
+  if (req.auto === "both")
+    init.sendAutomaticallyWhen = (o) =>
+      pkg.lastAssistantMessageIsCompleteWithApprovalResponses(o) || pkg.lastAssistantMessageIsCompleteWithToolCalls(o);
+  const toolCalls = [];
+  if (req.clientTools) {
+    init.onToolCall = ({ toolCall }) => {
+      toolCalls.push(plain(toolCall));
+      if (!(toolCall.toolName in req.clientTools)) return;
+      // not awaited: the chat's job queue runs it once the current response is processed
+      void chat.addToolOutput({
+        tool: toolCall.toolName,
+        toolCallId: toolCall.toolCallId,
+        output: req.clientTools[toolCall.toolName],
+      });
+    };
+  }
   let chat;
   if (version === 7) {
     chat = new ReactChat(init);
@@ -153,10 +184,21 @@ async function runChat(pkg, version, req) {
   }
   const steps = req.steps ?? [{ do: "sendMessage", args: { text: "hi" } }];
   for (const step of steps) {
+    if (step.do === "answerApprovals") {
+      const last = chat.messages[chat.messages.length - 1];
+      const asked = (last?.parts ?? []).filter((p) => p.state === "approval-requested");
+      const answers = Array.isArray(step.args.approved) ? step.args.approved : asked.map(() => step.args.approved);
+      for (const [i, part] of asked.entries()) {
+        await chat.addToolApprovalResponse({ id: part.approval.id, approved: answers[i], reason: step.args.reason });
+      }
+      await settle(chat, requests);
+      continue;
+    }
     const fn = chat[step.do];
     if (typeof fn !== "function") throw new Error(`unknown chat action ${step.do}`);
     const args = step.args === undefined ? [] : Array.isArray(step.args) ? step.args : [step.args];
     await fn.apply(chat, args);
+    if (req.clientTools || req.auto === "both") await settle(chat, requests);
     // let automatic sends (sendAutomaticallyWhen) start and finish
     for (let i = 0; i < 20 && (chat.status === "submitted" || chat.status === "streaming"); i++) {
       await new Promise((r) => setTimeout(r, 5));
@@ -176,6 +218,7 @@ async function runChat(pkg, version, req) {
     finishes,
     data: plain(data),
     requests,
+    toolCalls,
   };
 }
 
