@@ -13,7 +13,6 @@ import pytest
 import test_demo_browser as base
 from test_demo_browser import ARTIFACTS, ROOT
 
-pytestmark = base.pytestmark
 browser = base.browser  # the fixtures, shared with the page's other browser tests
 demo_url = base.demo_url
 
