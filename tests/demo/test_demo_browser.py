@@ -76,9 +76,13 @@ def chat(page: object, pane: str, prompt: str) -> None:
     """Send ``prompt`` in a tab and wait for the run to finish."""
     root = page.locator(f'[data-testid="{pane}"]')  # type: ignore[attr-defined]
     page.evaluate(WATCH_STATE, pane)  # type: ignore[attr-defined]
+    sent = root.get_by_test_id("message-user").count()
     root.get_by_test_id("composer-input").fill(prompt)
     root.get_by_test_id("send-button").click()
-    root.get_by_test_id("stop-button").wait_for(state="attached", timeout=10_000)  # streaming started
+    # the run started (its user message shows with the Stop button; a short run's Stop button can come and
+    # go between two polls on a busy machine, the message stays)
+    root.get_by_test_id("message-user").nth(sent).wait_for(timeout=10_000)
+    root.get_by_test_id("message-assistant").nth(sent).wait_for(timeout=10_000)  # the answer streams
     root.get_by_test_id("send-button").wait_for(state="attached", timeout=30_000)  # and finished
 
 
