@@ -14,7 +14,7 @@ import json
 import re
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,10 +35,14 @@ def scenarios() -> list[str]:
     return sorted(p.name for p in RECORDINGS.iterdir() if p.is_dir())
 
 
-def recording(scenario: str, call: int) -> tuple[int, str, Path]:
-    """``(status, kind, path)`` of the recording for ``call`` (1-based) of ``scenario``."""
+def recording(scenario: str, call: int, recordings: Sequence[Path] = (RECORDINGS,)) -> tuple[int, str, Path]:
+    """``(status, kind, path)`` of the recording for ``call`` (1-based) of ``scenario``, from the first of
+    ``recordings`` that has the scenario."""
+    folder = next((d / scenario for d in recordings if (d / scenario).is_dir()), None)
+    if folder is None:
+        raise LookupError(scenario)
     found: dict[int, tuple[int, str, Path]] = {}
-    for path in (RECORDINGS / scenario).iterdir():
+    for path in folder.iterdir():
         match = _NAME.match(path.name)
         if match:
             found[int(match.group(1))] = (int(match.group(2) or 200), match.group(3), path)
@@ -63,15 +67,16 @@ def _pieces(body: bytes) -> Iterator[bytes]:
         n += 1
 
 
-def replay_app() -> Starlette:
-    """The replay server (``app.state.requests`` holds every request body received)."""
+def replay_app(recordings: Sequence[Path] = (RECORDINGS,)) -> Starlette:
+    """The replay server (``app.state.requests`` holds every request body received); scenarios are looked up
+    in ``recordings`` in order."""
     requests: list[dict[str, Any]] = []
 
     async def completions(request: Request) -> Response:
         body = await request.json()
         requests.append({"body": body, "authorization": request.headers.get("authorization")})
         try:
-            status, kind, path = recording(body["model"], call_number(body["messages"]))
+            status, kind, path = recording(body["model"], call_number(body["messages"]), recordings)
         except (KeyError, LookupError, FileNotFoundError):
             return JSONResponse({"error": {"message": f"model {body.get('model')!r} not found"}}, status_code=404)
         if kind == "json":

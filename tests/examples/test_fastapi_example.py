@@ -1,5 +1,6 @@
 """``examples/fastapi/app.py`` imported as it is and served by uvicorn, its model an OpenAI-compatible server on
-loopback replaying recorded Chat Completions streams (``tests/demo/recordings``): auth, CORS, limits, and both
+loopback replaying Chat Completions streams (``tests/demo/recordings``, and ``recordings/report_approval`` here,
+written in the same wire format): auth, CORS, limits, and both
 protocols through the real clients over HTTP (``ai``'s Chat with an approval, ``@ag-ui/client``'s HttpAgent)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from conftest import JsOracle, LiveServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "demo"))
-from openai_replay import replay_app, serve  # the demo's recorded-model server, shared
+from openai_replay import RECORDINGS, replay_app, serve  # the demo's recorded-model server, shared
 
 APP = Path(__file__).resolve().parents[2] / "examples" / "fastapi" / "app.py"
 TOKEN = "s3cret"
@@ -40,7 +41,7 @@ def load(monkeypatch: pytest.MonkeyPatch, model_url: str, scenario: str) -> Modu
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    with serve(replay_app()) as url:
+    with serve(replay_app([RECORDINGS, Path(__file__).parent / "recordings"])) as url:
         yield url + "/v1"
 
 
