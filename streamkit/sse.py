@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, Protocol, cast
 
@@ -39,19 +40,26 @@ from .events import Agent, ChatEvent, RunInput
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
+    "LARGE_STATE",
+    "PAYLOAD_EVENTS",
     "PING",
     "SHUTDOWN_TEXT",
     "SSE_HEADERS",
     "EventStreamResponse",
     "FrameTooLarge",
     "Mapper",
+    "changed_span",
     "detach",
     "detached_runs",
     "dumps",
     "encode_frames",
     "error_text",
     "frame",
+    "heavy",
     "js_value",
+    "js_walk",
+    "large",
+    "needs_rewrite",
     "shutdown_frames",
     "start_agent",
 ]
@@ -148,7 +156,172 @@ def js_value(value: Any) -> Any:
     Strings, ints, bools and ``None`` pass through untouched; containers are copied only when they hold a
     float that needs rewriting or, for objects, integer-like keys (which JavaScript lists first, in
     ascending order). Non-finite floats become ``null``, as in JavaScript.
+
+    The value is serialized once by orjson and its JSON searched for what could need rewriting (integral
+    floats, exponents JavaScript writes out, integer-like keys); only the parts where something is found
+    are walked in Python, so a clean value costs about two serializations whatever its size.
     """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    try:
+        raw = _dumps(value)
+    except TypeError:  # non-string keys, models, sets, integers beyond 64 bits: the exact walk
+        return js_walk(value)
+    return value if not needs_rewrite(raw) else _js_rewrite(value, raw)
+
+
+_JS_SPLIT = 4096  # below this many bytes of JSON a value is walked whole; above, only its flagged parts
+
+
+def _js_rewrite(value: Any, raw: bytes) -> Any:
+    """``js_value`` of a value whose JSON ``raw`` has candidates: descend only into the flagged parts."""
+    kind = type(value)
+    if len(raw) < _JS_SPLIT or (kind is not dict and kind is not list):
+        return js_walk(value)
+    items = value if kind is list else list(value.values())
+    out: list[Any] | None = None
+    for lo, hi in _flagged(items, 0, len(items)):
+        for i in range(lo, hi):
+            new = js_value(items[i])
+            if new is not items[i]:
+                if out is None:
+                    out = list(items)
+                out[i] = new
+    if kind is list:
+        return value if out is None else out
+    rewritten = value if out is None else dict(zip(value, out, strict=True))
+    if any(k.isascii() and k.isdigit() and _is_array_index(k) for k in value):
+        return _js_key_order(rewritten)
+    return rewritten
+
+
+def _flagged(items: list[Any], lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """The ranges of ``items[lo:hi]`` whose JSON has candidates, found by serializing slices."""
+    step = -(-(hi - lo) // 16)
+    for start in range(lo, hi, step):
+        stop = min(start + step, hi)
+        if needs_rewrite(_dumps(items[start:stop])):
+            if step <= 16:
+                yield start, stop
+            else:
+                yield from _flagged(items, start, stop)
+
+
+# What orjson writes differently from JSON.stringify, searched in its output. Each pattern has a literal
+# start (fast to search); a match inside a string is a false alarm, which only costs a walk of that part.
+_JS_CANDIDATES = (
+    re.compile(rb"\.0(?=[,\]}]|\Z)"),  # an integral float: 100.0 (JavaScript: 100), -0.0, 9007199254740993.0
+    re.compile(rb"e-6(?![0-9])"),  # 1e-6 .. 9.9e-6: JavaScript writes 0.000001
+    re.compile(rb"e\+(?:1[6-9]|20)(?![0-9])"),  # 1e+16 .. 1e+20: JavaScript writes the digits
+    # an integer-like key (JavaScript lists those first): "7": right after { or ,
+    re.compile(
+        rb'":(?<=[0-9]":)(?:(?<=[{,]"[0-9]":)'
+        + b"".join(b'|(?<=[{,]"[1-9]' + b"[0-9]" * n + b'":)' for n in range(1, 10))
+        + b")"
+    ),
+)
+
+
+def needs_rewrite(raw: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether orjson's JSON ``raw`` (or its part ``raw[start:end]``) may differ from ``JSON.stringify``'s.
+
+    ``False`` is a guarantee: the bytes are exactly what JavaScript would write for the same value.
+    """
+    stop = len(raw) if end is None else end
+    return any(p.search(raw, start, stop) is not None for p in _JS_CANDIDATES)
+
+
+def changed_span(old: bytes, new: bytes) -> tuple[int, int]:
+    """``(p, s)``: the lengths of the longest common prefix and suffix of ``old`` and ``new``, not
+    overlapping (``p + s <= min(len(old), len(new))``); memory comparisons of growing blocks."""
+    limit = min(len(old), len(new))
+    p = _common(old, new, limit, 0)
+    s = _common(old, new, limit - p, 1)
+    return p, s
+
+
+def _common(a: bytes, b: bytes, limit: int, back: int) -> int:
+    la, lb = len(a), len(b)
+
+    def same(x: int, y: int) -> bool:  # the bytes [x, y) from the start (or the end) are equal
+        if back:
+            return a[la - y : la - x] == b[lb - y : lb - x]
+        return a[x:y] == b[x:y]
+
+    n, step = 0, 4096
+    while n < limit:
+        hi = min(n + step, limit)
+        if same(n, hi):
+            n, step = hi, step * 2
+            continue
+        while hi - n > 1:
+            mid = (n + hi) // 2
+            if same(n, mid):
+                n = mid
+            else:
+                hi = mid
+        return n
+    return n
+
+
+def large(value: Any, nodes: int = 2048, chars: int = 262144) -> bool:
+    """Whether ``value`` holds more than ``nodes`` JSON values or ``chars`` characters of strings (a bounded
+    look, stopping as soon as it knows): work on it belongs off the event loop."""
+    stack = [value]
+    count = size = 0
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            size += len(item)
+        elif kind is dict:
+            count += len(item)
+            size += sum(map(len, item)) if all(type(k) is str for k in item) else len(item)
+            stack += item.values()
+        elif kind is list or kind is tuple:
+            count += len(item)
+            stack += item
+        elif isinstance(item, BaseModel):
+            stack.append(item.__dict__)
+        if count > nodes or size > chars:
+            return True
+    return False
+
+
+PAYLOAD_EVENTS = frozenset(
+    {
+        "run-finished",
+        "tool-call-end",
+        "tool-result",
+        "state-snapshot",
+        "state-delta",
+        "state-update",
+        "messages-snapshot",
+        "data",
+        "file",
+        "user-message",
+        "provider-part",
+        "message-metadata",
+        "custom",
+        "raw",
+    }
+)
+"""The ``ChatEvent`` types that carry an arbitrary JSON payload (the ones that may be heavy to map)."""
+
+
+LARGE_STATE = 262144
+"""A state whose JSON is longer than this (bytes) is diffed or patched off the event loop."""
+
+
+def heavy(event: ChatEvent) -> bool:
+    """Whether ``event`` carries a :func:`large` payload."""
+    return event.type in PAYLOAD_EVENTS and large(event.__dict__)
+
+
+def js_walk(value: Any) -> Any:
+    """:func:`js_value` by a walk of the whole value in Python (tuples become lists): for what orjson cannot
+    serialize as it is."""
     if type(value) is float:
         return _js_float(value)
     if type(value) is dict:
@@ -157,7 +330,7 @@ def js_value(value: Any) -> Any:
         for k, v in value.items():
             if type(k) is not str or (k.isascii() and k.isdigit() and _is_array_index(k)):
                 indexed = True
-            nv = js_value(v)
+            nv = js_walk(v)
             if nv is not v:
                 if out is None:
                     out = dict(value)
@@ -166,12 +339,12 @@ def js_value(value: Any) -> Any:
             return _js_key_order(value if out is None else out)
         return value if out is None else out
     if type(value) in (list, tuple):
-        items = [js_value(v) for v in value]
+        items = [js_walk(v) for v in value]
         if all(a is b for a, b in zip(items, value, strict=True)) and type(value) is list:
             return value
         return items
     if isinstance(value, BaseModel):
-        return js_value(value.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return js_walk(value.model_dump(mode="json", by_alias=True, exclude_none=True))
     return value
 
 
@@ -254,6 +427,12 @@ async def encode_frames(
     feed = mapper.feed
     table: Mapping[str, Mapping[str, bytes]] | None = getattr(mapper, "delta_prefixes", None)
     live = _NO_PREFIXES if table is None else table
+    offload: Callable[[ChatEvent], bool] = getattr(mapper, "offload", heavy)
+
+    def work(event: ChatEvent) -> bytes:  # an event mapped and encoded in a worker thread
+        frames = feed(event)
+        return _encode(frames) if frames else b""
+
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)
         try:
@@ -264,6 +443,10 @@ async def encode_frames(
                     prefixes = live.get(fields["type"])
                     if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
                         chunk = b"data: " + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                    elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
+                        chunk = await anyio.to_thread.run_sync(work, event)
+                        if not chunk:
+                            continue
                     else:
                         frames = feed(event)
                         if not frames:
@@ -299,6 +482,18 @@ async def encode_frames(
                     if len(payload) + 8 > max_frame_bytes:
                         payloads.pop()
                         raise FrameTooLarge(len(payload) + 8, max_frame_bytes)
+                    yield b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n"
+                    payloads.clear()
+                    size = 0
+                continue
+            if offload(event):
+                chunk = await anyio.to_thread.run_sync(work, event)
+                if len(chunk) > max_frame_bytes:
+                    raise FrameTooLarge(len(chunk), max_frame_bytes)
+                if chunk:
+                    add(chunk[6:-2])  # the payloads, joined with the frames' separator
+                    size += len(chunk)
+                if size >= coalesce:
                     yield b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n"
                     payloads.clear()
                     size = 0

@@ -61,7 +61,7 @@ from ..events import (
     Usage,
     UserMessage,
 )
-from ..sse import dumps, js_value
+from ..sse import LARGE_STATE, changed_span, dumps, heavy, js_value, js_walk, large, needs_rewrite
 from .request import STATE_PART_ID, to_ui_messages
 
 __all__ = [
@@ -164,6 +164,8 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 }
 """The ``finish.finishReason`` values each major accepts."""
 
+_STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
+_WINDOW = 32  # longer than any pattern needs_rewrite and _unsafe look for, with its context
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
 _DENIED_TEXT = "The tool call was denied."
 _INVALID_INPUT_TEXT = "The tool call's input is not valid JSON."
@@ -194,10 +196,24 @@ def _strip_unsafe(value: Any) -> Any:
 
 
 def safe_json(value: Any) -> Any:
-    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses."""
+    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses.
+
+    The keys are looked for in orjson's JSON of the value; only a value that holds one is walked."""
     if value is None or type(value) in (str, int, bool):
         return value
-    return _strip_unsafe(js_value(value))
+    try:
+        raw = dumps(value)
+    except TypeError:
+        return _strip_unsafe(js_walk(value))
+    if _unsafe(raw):
+        return _strip_unsafe(js_walk(value))
+    return js_value(value)
+
+
+def _unsafe(raw: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether JSON ``raw`` (or ``raw[start:end]``) may hold a key :func:`_strip_unsafe` removes."""
+    stop = len(raw) if end is None else end
+    return raw.find(b'"__proto__":', start, stop) >= 0 or raw.find(b'"constructor":{', start, stop) >= 0
 
 
 def _prefix(kind: str, block_id: str) -> bytes:
@@ -329,6 +345,7 @@ class AISDKMapper:
         "_reasoning_prefix",
         "_sources",
         "_state",
+        "_state_clean",
         "_state_sent",
         "_step_pending",
         "_stepped",
@@ -385,9 +402,17 @@ class AISDKMapper:
         self._wire_step: set[str] = set()  # text, reasoning and tool call ids with a part in the wire step
         self._discarded: set[str] = set()  # tool calls whose part the client dropped at a reset-step
         self._state_sent = False
+        self._state_clean: bytes | None = None  # the JSON of the last state sent, when it needed no rewriting
         self._sources: set[str] = set()  # ids of the source parts sent
 
     # -- the Mapper protocol -----------------------------------------------------------------------
+
+    def offload(self, event: ChatEvent) -> bool:
+        """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
+        event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
+        if event.type in _STATE_EVENTS and (len(self._state_clean or b"") > LARGE_STATE or large(self._state)):
+            return True
+        return heavy(event)
 
     def feed(self, event: ChatEvent) -> list[Chunk]:
         """The chunks for one event (after the sequence checker)."""
@@ -786,7 +811,30 @@ class AISDKMapper:
 
     def _state_part(self) -> list[Chunk]:
         self._state_sent = True
-        return [{"type": "data-state", "id": STATE_PART_ID, "data": safe_json(self._state)}]
+        return [{"type": "data-state", "id": STATE_PART_ID, "data": self._state_data()}]
+
+    def _state_data(self) -> Any:
+        """The state as :func:`safe_json` gives it. The JSON of the last state sent is kept when it needed no
+        rewriting: then only the bytes around what changed since are searched (the rest were clean)."""
+        value = self._state
+        if value is None or type(value) in (str, int, bool):
+            return value
+        try:
+            raw = dumps(value)
+        except TypeError:
+            self._state_clean = None
+            return safe_json(value)
+        last = self._state_clean
+        if last is None:
+            lo, hi = 0, len(raw)
+        else:
+            p, s = changed_span(last, raw)
+            lo, hi = max(0, p - _WINDOW), min(len(raw), len(raw) - s + _WINDOW)
+        if needs_rewrite(raw, lo, hi) or _unsafe(raw, lo, hi):
+            self._state_clean = None
+            return safe_json(value)
+        self._state_clean = raw
+        return value
 
     def _state_snapshot(self, ev: StateSnapshot | StateUpdate) -> list[Chunk]:
         self._state = ev.state
