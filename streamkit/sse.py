@@ -17,6 +17,7 @@ import asyncio
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
@@ -56,6 +57,8 @@ __all__ = [
     "error_text",
     "frame",
     "heavy",
+    "breathe",
+    "js_json",
     "js_value",
     "js_walk",
     "large",
@@ -201,6 +204,7 @@ def _flagged(items: list[Any], lo: int, hi: int) -> Iterator[tuple[int, int]]:
     step = -(-(hi - lo) // 16)
     for start in range(lo, hi, step):
         stop = min(start + step, hi)
+        breathe()
         if needs_rewrite(_dumps(items[start:stop])):
             if step <= 16:
                 yield start, stop
@@ -223,13 +227,71 @@ _JS_CANDIDATES = (
 )
 
 
-def needs_rewrite(raw: bytes, start: int = 0, end: int | None = None) -> bool:
-    """Whether orjson's JSON ``raw`` (or its part ``raw[start:end]``) may differ from ``JSON.stringify``'s.
+def needs_rewrite(raw: bytes, start: int = 0, end: int | None = None, *, floats: bool = True) -> bool:
+    """Whether orjson's JSON ``raw`` (or its part ``raw[start:end]``) may differ from ``JSON.stringify``'s
+    (``floats=False``: leaving integral floats aside, which :func:`js_json` rewrites in the bytes).
 
     ``False`` is a guarantee: the bytes are exactly what JavaScript would write for the same value.
     """
     stop = len(raw) if end is None else end
-    return any(p.search(raw, start, stop) is not None for p in _JS_CANDIDATES)
+    patterns = _JS_CANDIDATES if floats else _JS_CANDIDATES[1:]
+    return any(p.search(raw, start, stop) is not None for p in patterns)
+
+
+_INTEGRAL = _JS_CANDIDATES[0]
+
+
+def js_json(raw: bytes, *, checked: bool = False) -> bytes | None:
+    """``JSON.stringify``'s bytes for the value orjson wrote as ``raw``, when integral floats are all that
+    differ (``100.0`` → ``100``, ``-0.0`` → ``0``), rewritten in the bytes; ``None`` when anything else may
+    need rewriting (then :func:`js_value` is the way). ``checked``: the other candidates are known absent.
+    """
+    if not checked and any(p.search(raw) is not None for p in _JS_CANDIDATES[1:]):
+        return None
+    pieces: list[bytes] = []
+    last = counted = quotes = 0
+    escapes = b"\\" in raw
+    for match in _INTEGRAL.finditer(raw):
+        i = match.start()
+        quotes += raw.count(b'"', counted, i)
+        if escapes:
+            quotes -= _escaped_quotes(raw, counted, i)
+        counted = i
+        if quotes % 2:  # inside a string
+            continue
+        j = i
+        while j and 48 <= raw[j - 1] <= 57:
+            j -= 1
+        if raw[j:i] == b"0" and j and raw[j - 1] == 45:  # -0.0
+            pieces += [raw[last : j - 1], b"0"]
+        else:
+            pieces.append(raw[last:i])
+        last = i + 2
+    if not pieces:
+        return raw
+    pieces.append(raw[last:])
+    return b"".join(pieces)
+
+
+def _escaped_quotes(raw: bytes, start: int, end: int) -> int:
+    """How many quotes in ``raw[start:end]`` are escaped (preceded by an odd run of backslashes)."""
+    total, k, sign = 0, 1, 1
+    while True:
+        n = raw.count(b"\\" * k + b'"', start, end)
+        if not n:
+            return total
+        total += sign * n
+        k, sign = k + 1, -sign
+
+
+_local = threading.local()
+
+
+def breathe() -> None:
+    """In a worker thread mapping an offloaded event, let the event loop's thread have the interpreter now
+    (it would wait for the switch interval otherwise); does nothing elsewhere."""
+    if getattr(_local, "offloaded", False):
+        time.sleep(0)
 
 
 def changed_span(old: bytes, new: bytes) -> tuple[int, int]:
@@ -430,8 +492,13 @@ async def encode_frames(
     offload: Callable[[ChatEvent], bool] = getattr(mapper, "offload", heavy)
 
     def work(event: ChatEvent) -> bytes:  # an event mapped and encoded in a worker thread
-        frames = feed(event)
-        return _encode(frames) if frames else b""
+        _local.offloaded = True
+        try:
+            frames = feed(event)
+            breathe()
+            return _encode(frames) if frames else b""
+        finally:
+            _local.offloaded = False
 
     if isinstance(events, AsyncIterable):
         iterator: Any = aiter(events)

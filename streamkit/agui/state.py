@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from ..sse import dumps, js_value
+from ..sse import breathe, dumps, js_value
 
 __all__ = [
     "ClientState",
@@ -349,6 +349,7 @@ def _node(value: Any, raw: bytes) -> _Node:
     values = list(value.values()) if kind is dict else value
     lengths: list[int] = []
     for i in range(0, len(values), _CHUNK):
+        breathe()
         lengths += map(len, map(_dumps, values[i : i + _CHUNK]))
     if keys is not None:
         lengths = [n + len(_dumps(k)) + 1 for n, k in zip(lengths, keys, strict=True)]
@@ -650,6 +651,7 @@ class _Differ:
             step = -(-(b - a) // _FAN)
             for start in range(a, b, step):
                 stop = min(start + step, b)
+                breathe()
                 raw = dump(start + shift, stop + shift)
                 if raw == old.entries(start, stop):
                     continue
@@ -720,11 +722,12 @@ def _rebuild(old: _Node, changes: list[tuple[int, _Node]], keys: list[str] | Non
 def _assemble(old: _Node, segments: list[Any], first: bytes, last: bytes, keys: list[str] | None) -> _Node:
     """A container node from runs of old entries ``(lo, hi)`` and new entries ``(bytes, node | None)``."""
     assert old.ends is not None
-    pieces: list[bytes] = []
+    pieces: list[bytes | memoryview] = []
     ends: list[int] = []
     subs: dict[int, _Node] = {}
     pos = 1
     old_subs = sorted(old.subs.items())
+    view = memoryview(old.raw)  # runs of old entries are copied once, by the join
     for segment in segments:
         if type(segment[0]) is int:
             lo, hi = segment
@@ -733,7 +736,7 @@ def _assemble(old: _Node, segments: list[Any], first: bytes, last: bytes, keys: 
             start = old.start(lo)
             delta = pos - start
             base = len(ends)
-            pieces.append(old.raw[start : old.ends[hi - 1]])
+            pieces += (view[start : old.ends[hi - 1]], b",")
             ends += map(add, old.ends[lo:hi], repeat(delta))
             for i, sub in old_subs:
                 if lo <= i < hi:
@@ -744,9 +747,13 @@ def _assemble(old: _Node, segments: list[Any], first: bytes, last: bytes, keys: 
             ends.append(pos + len(entry))
             if child is not None and child.ends is not None:
                 subs[len(ends) - 1] = child
-            pieces.append(entry)
+            pieces += (entry, b",")
             pos = ends[-1] + 1
-    return _Node(first + b",".join(pieces) + last, ends, keys, subs)
+    if pieces:
+        pieces[-1] = last
+    else:
+        pieces.append(last)
+    return _Node(b"".join([first, *pieces]), ends, keys, subs)
 
 
 class ClientState:

@@ -61,7 +61,18 @@ from ..events import (
     Usage,
     UserMessage,
 )
-from ..sse import LARGE_STATE, changed_span, dumps, heavy, js_value, js_walk, large, needs_rewrite
+from ..sse import (
+    LARGE_STATE,
+    breathe,
+    changed_span,
+    dumps,
+    heavy,
+    js_json,
+    js_value,
+    js_walk,
+    large,
+    needs_rewrite,
+)
 from .request import STATE_PART_ID, to_ui_messages
 
 __all__ = [
@@ -165,6 +176,7 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 """The ``finish.finishReason`` values each major accepts."""
 
 _STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
+_FRAGMENT = 65536  # a state part at least this long is put in its chunk as JSON bytes (orjson.Fragment)
 _WINDOW = 32  # longer than any pattern needs_rewrite and _unsafe look for, with its context
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
 _DENIED_TEXT = "The tool call was denied."
@@ -814,8 +826,9 @@ class AISDKMapper:
         return [{"type": "data-state", "id": STATE_PART_ID, "data": self._state_data()}]
 
     def _state_data(self) -> Any:
-        """The state as :func:`safe_json` gives it. The JSON of the last state sent is kept when it needed no
-        rewriting: then only the bytes around what changed since are searched (the rest were clean)."""
+        """The state as :func:`safe_json` gives it, found in orjson's JSON of it: the JSON of the last state
+        sent is kept when it needed no rewriting beyond integral floats, and then only the bytes around what
+        changed since are searched for the rest. A large state goes out as those bytes (not serialized again)."""
         value = self._state
         if value is None or type(value) in (str, int, bool):
             return value
@@ -824,17 +837,24 @@ class AISDKMapper:
         except TypeError:
             self._state_clean = None
             return safe_json(value)
+        breathe()
         last = self._state_clean
         if last is None:
             lo, hi = 0, len(raw)
         else:
             p, s = changed_span(last, raw)
             lo, hi = max(0, p - _WINDOW), min(len(raw), len(raw) - s + _WINDOW)
-        if needs_rewrite(raw, lo, hi) or _unsafe(raw, lo, hi):
+        text = None
+        if not needs_rewrite(raw, lo, hi, floats=False) and not _unsafe(raw, lo, hi):
+            breathe()
+            text = js_json(raw, checked=True)
+        if text is None:
             self._state_clean = None
             return safe_json(value)
         self._state_clean = raw
-        return value
+        if len(text) >= _FRAGMENT:
+            return orjson.Fragment(text)
+        return value if text is raw else safe_json(value)
 
     def _state_snapshot(self, ev: StateSnapshot | StateUpdate) -> list[Chunk]:
         self._state = ev.state
