@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import itertools
 import random
 import statistics
 import time
@@ -96,7 +97,7 @@ def _agui_run(states: list[Any]) -> tuple[list[float], list[bytes]]:
     for state in states[1:]:
         event = StateUpdate(state=state)
         chunk: list[bytes] = []
-        times.append(_timed(lambda e=event: chunk.extend(frame(f) for f in mapper.feed(e))))  # type: ignore[misc]
+        times.append(_timed(lambda e=event, c=chunk: c.extend(frame(f) for f in mapper.feed(e))))  # type: ignore[misc]
         out.append(b"".join(chunk))
     return times, out
 
@@ -105,10 +106,8 @@ def _aisdk_run(states: list[Any]) -> list[float]:
     mapper = AISDKMapper()
     mapper.feed(RunStarted())
     mapper.feed(StateUpdate(state=states[0]))
-    return [
-        _timed(lambda e=StateUpdate(state=state): [frame(f) for f in mapper.feed(e)])  # type: ignore[misc]
-        for state in states[1:]
-    ]
+    events = [StateUpdate(state=state) for state in states[1:]]
+    return [_timed(lambda e=e: [frame(f) for f in mapper.feed(e)]) for e in events]  # type: ignore[misc]
 
 
 def _check(states: list[Any], frames: list[bytes]) -> str | None:
@@ -211,8 +210,14 @@ def _case(name: str, before: Any, after: Any) -> list[Any]:
     mapper = AGUIMapper(thread_id="t", run_id="r", state=before)
     mapper.feed(RunStarted())
     kind = orjson.loads(frames[0][6:])["type"] if frames[0] else "none"
-    return [name, f"{agui[0] * 1e3:.2f} ms", f"{len(frames[0]):,} B {kind}", f"{patch * 1e3:.1f} ms",
-            f"{floor * 1e3:.2f} ms", f"{patch / agui[0]:.0f}x"]
+    return [
+        name,
+        f"{agui[0] * 1e3:.2f} ms",
+        f"{len(frames[0]):,} B {kind}",
+        f"{patch * 1e3:.1f} ms",
+        f"{floor * 1e3:.2f} ms",
+        f"{patch / agui[0]:.0f}x",
+    ]
 
 
 def run(quick: bool = False) -> StateReport:
@@ -230,56 +235,99 @@ def run(quick: bool = False) -> StateReport:
         if problem:
             problems.append(f"{n} documents: {problem}")
         aisdk_times = _aisdk_run(states)
-        pairs = list(zip(states, states[1:], strict=False))[: 3 if n >= 100000 else count]
-        patch_times = [_timed(lambda a=a, b=b: jsonpatch.make_patch(a, b)) for a, b in pairs]
-        floor_times = [_timed(lambda s=s: orjson.dumps(s)) for s in states[1:]]
+        pairs = list(itertools.pairwise(states))[: 3 if n >= 100000 else count]
+        patch_times = [_timed(lambda a=a, b=b: jsonpatch.make_patch(a, b)) for a, b in pairs]  # type: ignore[misc]
+        floor_times = [_timed(lambda s=s: orjson.dumps(s)) for s in states[1:]]  # type: ignore[misc]
         stall_agui = asyncio.run(_stall(states, "agui"))
         stall_aisdk = asyncio.run(_stall(states, "aisdk"))
         stall_idle = asyncio.run(_stall(states, "idle"))
         agui, aisdk = statistics.median(agui_times), statistics.median(aisdk_times)
         patch, floor = statistics.median(patch_times), statistics.median(floor_times)
         size = len(orjson.dumps(states[0]))
-        rows.append([
-            f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB",
-            f"{agui * 1e3:.3f} ms ({agui / floor:.1f}x)",
-            f"{aisdk * 1e3:.3f} ms ({aisdk / floor:.1f}x)",
-            f"{patch * 1e3:.1f} ms ({patch / agui:.0f}x ours)",
-            f"{floor * 1e3:.3f} ms",
-            f"{stall_agui * 1e3:.1f} / {stall_aisdk * 1e3:.1f} ms (idle {stall_idle * 1e3:.1f})",
-            f"{statistics.median(len(f) for f in frames):.0f} B",
-        ])
+        rows.append(
+            [
+                f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB",
+                f"{agui * 1e3:.3f} ms ({agui / floor:.1f}x)",
+                f"{aisdk * 1e3:.3f} ms ({aisdk / floor:.1f}x)",
+                f"{patch * 1e3:.1f} ms ({patch / agui:.0f}x ours)",
+                f"{floor * 1e3:.3f} ms",
+                f"{stall_agui * 1e3:.1f} / {stall_aisdk * 1e3:.1f} ms (idle {stall_idle * 1e3:.1f})",
+                f"{statistics.median(len(f) for f in frames):.0f} B",
+            ]
+        )
         if n == 10000:
-            ratios = {"agui": agui / floor, "aisdk": aisdk / floor, "patch": patch / agui,
-                      "stall": max(stall_agui, stall_aisdk)}
+            ratios = {
+                "agui": agui / floor,
+                "aisdk": aisdk / floor,
+                "patch": patch / agui,
+                "stall": max(stall_agui, stall_aisdk),
+            }
             base = states[0]
-    text = "### State: one StateUpdate changing two leaves (median)\n\n" + table(
-        ["state", "AG-UI per update (x orjson)", "AI SDK per update (x orjson)", "jsonpatch.make_patch alone",
-         "orjson.dumps of the state", "longest stall AG-UI / AI SDK (ticker alone)", "AG-UI frame"], rows) + "\n"
+    text = (
+        "### State: one StateUpdate changing two leaves (median)\n\n"
+        + table(
+            [
+                "state",
+                "AG-UI per update (x orjson)",
+                "AI SDK per update (x orjson)",
+                "jsonpatch.make_patch alone",
+                "orjson.dumps of the state",
+                "longest stall AG-UI / AI SDK (ticker alone)",
+                "AG-UI frame",
+            ],
+            rows,
+        )
+        + "\n"
+    )
 
     inserted = copy.deepcopy(base)
     inserted["documents"].insert(5000, _doc(-1))
     keyed = {d["id"]: d for d in base["documents"]}
     renamed = {("renamed" if k == "doc-004321" else k): v for k, v in copy.deepcopy(keyed).items()}
     extra = [_case("list insert (1.6 MB)", base, inserted), _case("key rename (1.6 MB, keyed)", keyed, renamed)]
-    text += "\n### State: other edits of the 1.6 MB state\n\n" + table(
-        ["case", "AG-UI per update", "AG-UI frame", "jsonpatch.make_patch", "orjson.dumps", "make_patch / ours"],
-        extra) + "\n"
+    text += (
+        "\n### State: other edits of the 1.6 MB state\n\n"
+        + table(
+            ["case", "AG-UI per update", "AG-UI frame", "jsonpatch.make_patch", "orjson.dumps", "make_patch / ours"],
+            extra,
+        )
+        + "\n"
+    )
 
     gaps = asyncio.run(_pacing(_updates(10000, 6)))
     p99 = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 100 else float("nan")
-    text += (f"\n100 paced streams (50 ms) beside one streaming 1.6 MB AG-UI state updates: inter-frame gap "
-             f"p50 {statistics.median(gaps):.2f}x, p99 {p99:.2f}x the pacing ({len(gaps)} gaps).\n")
+    text += (
+        f"\n100 paced streams (50 ms) beside one streaming 1.6 MB AG-UI state updates: inter-frame gap "
+        f"p50 {statistics.median(gaps):.2f}x, p99 {p99:.2f}x the pacing ({len(gaps)} gaps).\n"
+    )
     if ratios:
         targets += [
-            Target("State 1.6 MB: AG-UI per StateUpdate vs one orjson.dumps", f"{ratios['agui']:.1f}x",
-                   "<= 5x", ratios["agui"] <= 5),
-            Target("State 1.6 MB: AG-UI per StateUpdate vs jsonpatch.make_patch alone",
-                   f"{ratios['patch']:.0f}x faster", ">= 20x faster", ratios["patch"] >= 20),
-            Target("State 1.6 MB: AI SDK per StateUpdate vs one orjson.dumps", f"{ratios['aisdk']:.1f}x",
-                   "<= 3x", ratios["aisdk"] <= 3),
-            Target("State 1.6 MB: longest event-loop stall", f"{ratios['stall'] * 1e3:.1f} ms", "<= 20 ms",
-                   ratios["stall"] <= 0.020),
+            Target(
+                "State 1.6 MB: AG-UI per StateUpdate vs one orjson.dumps",
+                f"{ratios['agui']:.1f}x",
+                "<= 5x",
+                ratios["agui"] <= 5,
+            ),
+            Target(
+                "State 1.6 MB: AG-UI per StateUpdate vs jsonpatch.make_patch alone",
+                f"{ratios['patch']:.0f}x faster",
+                ">= 20x faster",
+                ratios["patch"] >= 20,
+            ),
+            Target(
+                "State 1.6 MB: AI SDK per StateUpdate vs one orjson.dumps",
+                f"{ratios['aisdk']:.1f}x",
+                "<= 3x",
+                ratios["aisdk"] <= 3,
+            ),
+            Target(
+                "State 1.6 MB: longest event-loop stall",
+                f"{ratios['stall'] * 1e3:.1f} ms",
+                "<= 20 ms",
+                ratios["stall"] <= 0.020,
+            ),
         ]
-    targets.append(Target("State: p99 gap of 100 paced streams beside 1.6 MB updates", f"{p99:.2f}x the pacing",
-                          "<= 2x", p99 <= 2))
+    targets.append(
+        Target("State: p99 gap of 100 paced streams beside 1.6 MB updates", f"{p99:.2f}x the pacing", "<= 2x", p99 <= 2)
+    )
     return StateReport(text, targets, problems)
