@@ -66,6 +66,7 @@ from ..sse import (
     breathe,
     changed_span,
     dumps,
+    dumps_split,
     heavy,
     js_json,
     js_value,
@@ -833,7 +834,7 @@ class AISDKMapper:
         if value is None or type(value) in (str, int, bool):
             return value
         try:
-            raw = dumps(value)
+            raw = dumps_split(value) if len(self._state_clean or b"") > LARGE_STATE else dumps(value)
         except TypeError:
             self._state_clean = None
             return safe_json(value)
