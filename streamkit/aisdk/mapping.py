@@ -177,6 +177,7 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 """The ``finish.finishReason`` values each major accepts."""
 
 _STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
+_SPLIT = 4 * 2**20  # a state at least this long is serialized in pieces (one call would hold the interpreter)
 _FRAGMENT = 65536  # a state part at least this long is put in its chunk as JSON bytes (orjson.Fragment)
 _WINDOW = 32  # longer than any pattern needs_rewrite and _unsafe look for, with its context
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
@@ -834,7 +835,7 @@ class AISDKMapper:
         if value is None or type(value) in (str, int, bool):
             return value
         try:
-            raw = dumps_split(value) if len(self._state_clean or b"") > LARGE_STATE else dumps(value)
+            raw = dumps_split(value) if len(self._state_clean or b"") > _SPLIT else dumps(value)
         except TypeError:
             self._state_clean = None
             return safe_json(value)
