@@ -254,7 +254,7 @@ def js_json(raw: bytes, *, checked: bool = False) -> bytes | None:
     escapes = b"\\" in raw
     for match in _INTEGRAL.finditer(raw):
         i = match.start()
-        quotes += raw.count(b'"', counted, i)
+        quotes += raw.count(34, counted, i)  # 34: the quote (an int needle counts faster with bounds)
         if escapes:
             quotes -= _escaped_quotes(raw, counted, i)
         counted = i
@@ -341,7 +341,7 @@ def _common(a: bytes, b: bytes, limit: int, back: int) -> int:
     while n < limit:
         hi = min(n + step, limit)
         if same(n, hi):
-            n, step = hi, step * 2
+            n, step = hi, min(step * 2, 65536)  # small blocks: their copies stay in the heap and the cache
             continue
         while hi - n > 1:
             mid = (n + hi) // 2
