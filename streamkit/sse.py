@@ -172,9 +172,12 @@ def js_value(value: Any) -> Any:
         raw = _dumps(value)
     except TypeError:  # non-string keys, models, sets, integers beyond 64 bits: the exact walk
         return js_walk(value)
+    if len(raw) < _JS_SMALL:  # walking a small value costs less than searching its JSON
+        return js_walk(value)
     return value if not needs_rewrite(raw) else _js_rewrite(value, raw)
 
 
+_JS_SMALL = 512  # below this many bytes of JSON a value is walked right away
 _JS_SPLIT = 4096  # below this many bytes of JSON a value is walked whole; above, only its flagged parts
 
 

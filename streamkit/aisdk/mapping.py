@@ -219,7 +219,7 @@ def safe_json(value: Any) -> Any:
         raw = dumps(value)
     except TypeError:
         return _strip_unsafe(js_walk(value))
-    if _unsafe(raw):
+    if len(raw) < 512 or _unsafe(raw):  # a small value is walked: that costs less than searching its JSON
         return _strip_unsafe(js_walk(value))
     return js_value(value)
 
