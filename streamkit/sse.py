@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import re
@@ -48,13 +49,13 @@ __all__ = [
     "SSE_HEADERS",
     "EventStreamResponse",
     "FrameTooLarge",
+    "JsText",
     "Mapper",
     "breathe",
     "changed_span",
     "detach",
     "detached_runs",
     "dumps",
-    "dumps_split",
     "encode_frames",
     "error_text",
     "frame",
@@ -100,7 +101,7 @@ def dumps(value: Any) -> bytes:
 
 def frame(value: Any) -> bytes:
     """One SSE frame carrying ``value`` as JSON: ``data: <json>\\n\\n``."""
-    return b"data: " + orjson.dumps(value, default=_default, option=_OPTS) + b"\n\n"
+    return b"".join((b"data: ", _payload(value), b"\n\n"))  # one copy of a payload that may be large
 
 
 def _js_float_text(value: float) -> str:
@@ -288,29 +289,161 @@ def _escaped_quotes(raw: bytes, start: int, end: int) -> int:
         k, sign = k + 1, -sign
 
 
-def dumps_split(value: Any, piece: int = 65536) -> bytes:
-    """``orjson.dumps(value)`` (no options) in C calls of about ``piece`` bytes each, with :func:`breathe`
-    between them: the same bytes, without holding the interpreter for one long call in a worker thread."""
-    kind = type(value)
-    if kind is list or kind is tuple:
+class _Leaf:
+    """A piece of a value: its orjson bytes and their ``JSON.stringify`` text (without the brackets of a slice)."""
+
+    __slots__ = ("raw", "text")
+
+    def __init__(self, raw: bytes, text: bytes) -> None:
+        self.raw = raw
+        self.text = text
+
+
+class _Split:
+    """A container written as pieces: slices of ``step`` entries (or single members) in order; for an object
+    written member by member, ``keys`` maps each key to its piece."""
+
+    __slots__ = ("keys", "parts", "step")
+
+    def __init__(self, step: int, parts: list[_Leaf | _Split], keys: dict[str, _Leaf | _Split] | None = None):
+        self.step = step
+        self.parts = parts
+        self.keys = keys
+
+
+_PIECE = 16384  # bytes of JSON per slice of a large container
+_NEST = 65536  # a member or element whose JSON is longer than this is itself written in pieces
+
+
+def _plain_dumps(value: Any) -> bytes:
+    """orjson's JSON without ``OPT_NON_STR_KEYS`` (which takes a slower path through every object): a key
+    that is not a string raises ``TypeError``, as JavaScript orders such keys differently anyway."""
+    return orjson.dumps(value, default=_default)
+
+
+class JsText:
+    """``JSON.stringify``'s bytes of successive versions of one large value, at about the cost of one
+    ``orjson.dumps`` of each version plus work on what changed.
+
+    A large list (or object) is serialized in slices of about ``_PIECE`` bytes; a slice whose bytes equal the
+    same slice of the version before reuses that version's text, and only a changed slice is searched and
+    rewritten (:func:`js_json`). The text of a slice is a function of its bytes alone, so the result is
+    exactly :func:`js_walk`'s. :meth:`text` gives ``None`` when something other than integral floats may
+    need rewriting (then the exact walk is the way), or when ``refuse`` flags the bytes of a changed piece.
+    """
+
+    __slots__ = ("_refuse", "_root")
+
+    def __init__(self, refuse: Callable[[bytes], bool] | None = None) -> None:
+        self._refuse = refuse
+        self._root: _Leaf | _Split | None = None
+
+    def text(self, value: Any) -> bytes | None:
+        """The bytes ``JSON.stringify`` writes for ``value`` (as :func:`dumps` of :func:`js_value`), or ``None``."""
+        out: list[bytes] = []
+        try:
+            root = self._piece(value, self._root, out, False)
+        except TypeError:  # what orjson cannot serialize as it is
+            root = None
+        self._root = root
+        return None if root is None else b"".join(out)
+
+    def _leaf(self, raw: bytes, old: _Leaf | _Split | None, out: list[bytes], strip: bool) -> _Leaf | None:
+        if type(old) is _Leaf and old.raw == raw:
+            out.append(old.text)
+            return old
+        if needs_rewrite(raw, floats=False) or (self._refuse is not None and self._refuse(raw)):
+            return None
+        text = js_json(raw, checked=True)
+        assert text is not None
+        if strip:
+            text = text[1:-1]
+        out.append(text)
+        return _Leaf(raw, text)
+
+    def _piece(self, value: Any, old: _Leaf | _Split | None, out: list[bytes], strip: bool) -> _Leaf | _Split | None:
+        kind = type(value)
+        split = old if type(old) is _Split else None
+        if kind is list or kind is tuple:
+            return self._list(value, split, out)
+        if kind is dict:
+            return self._dict(value, split, out)
+        return self._leaf(_plain_dumps(value), old, out, strip)
+
+    def _member(self, value: Any, old: _Leaf | _Split | None, out: list[bytes]) -> _Leaf | _Split | None:
+        """One element or member's piece: split again when it was before, or when its JSON is long."""
+        if type(old) is _Split:
+            return self._piece(value, old, out, False)
+        raw = _plain_dumps(value)
+        if len(raw) > _NEST and type(value) in (dict, list, tuple):
+            return self._piece(value, None, out, False)
+        return self._leaf(raw, old, out, False)
+
+    def _list(self, value: list[Any] | tuple[Any, ...], old: _Split | None, out: list[bytes]) -> _Split | None:
         n = len(value)
-        if n < 2:
-            return _dumps(value)
-        head = _dumps(value[: min(n, 64)])
-        step = max(1, 64 * piece // max(len(head), 1))
-        if step >= n:
-            return _dumps(value)
-        parts = []
-        for i in range(0, n, step):
+        if old is not None and old.keys is None:
+            step = old.step
+            before = old.parts
+        else:
+            head = _plain_dumps(value[:64])
+            step = max(1, _PIECE * min(n, 64) // max(len(head), 1))
+            before = []
+        parts: list[_Leaf | _Split] = []
+        out.append(b"[")
+        for k, i in enumerate(range(0, n, step)):
+            if k:
+                out.append(b",")
             breathe()
-            parts.append(_dumps(value[i : i + step])[1:-1])
-        return b"[" + b",".join(parts) + b"]"
-    if kind is dict and len(value) < 4096:
+            prev = before[k] if k < len(before) else None
+            if step == 1:
+                part = self._member(value[i], prev, out)
+            else:
+                part = self._leaf(_plain_dumps(value[i : i + step]), prev, out, True)
+            if part is None:
+                return None
+            parts.append(part)
+        out.append(b"]")
+        return _Split(step, parts)
+
+    def _dict(self, value: dict[Any, Any], old: _Split | None, out: list[bytes]) -> _Split | None:
+        n = len(value)
         if not all(type(k) is str for k in value):
-            raise TypeError("Dict key must be str")
-        parts = [_dumps(k) + b":" + dumps_split(v, piece) for k, v in value.items()]
-        return b"{" + b",".join(parts) + b"}"
-    return _dumps(value)
+            return None  # JavaScript orders such keys differently: the exact walk
+        if n > 64:  # slices of members: their bytes hold the keys, searched as the values are
+            if old is not None and old.keys is None and old.step > 1:
+                step, before = old.step, old.parts
+            else:
+                head = _plain_dumps(dict(itertools.islice(value.items(), 64)))
+                step = max(2, _PIECE * 64 // max(len(head), 1))
+                before = []
+            keys, values = list(value), list(value.values())
+            parts: list[_Leaf | _Split] = []
+            out.append(b"{")
+            for k, i in enumerate(range(0, n, step)):
+                if k:
+                    out.append(b",")
+                breathe()
+                prev = before[k] if k < len(before) else None
+                chunk = dict(zip(keys[i : i + step], values[i : i + step], strict=True))
+                part = self._leaf(_plain_dumps(chunk), prev, out, True)
+                if part is None:
+                    return None
+                parts.append(part)
+            out.append(b"}")
+            return _Split(step, parts)
+        members: dict[str, _Leaf | _Split] = {}
+        known = old.keys if old is not None and old.keys is not None else {}
+        out.append(b"{")
+        for key, item in value.items():
+            if key in ("__proto__", "constructor") or (key.isascii() and key.isdigit() and _is_array_index(key)):
+                return None  # a key the client refuses or orders first: the exact walk
+            out.append(_dumps(key) + b":" if not members else b"," + _dumps(key) + b":")
+            member = self._member(item, known.get(key), out)
+            if member is None:
+                return None
+            members[key] = member
+        out.append(b"}")
+        return _Split(0, [], members)
 
 
 _local = threading.local()
@@ -487,8 +620,8 @@ def _payload(value: dict[str, Any]) -> bytes:
 
 def _encode(frames: list[dict[str, Any]]) -> bytes:
     if len(frames) == 1:
-        return b"data: " + _payload(frames[0]) + b"\n\n"
-    return b"data: " + b"\n\ndata: ".join([_payload(f) for f in frames]) + b"\n\n"
+        return b"".join((b"data: ", _payload(frames[0]), b"\n\n"))
+    return b"".join((b"data: ", b"\n\ndata: ".join([_payload(f) for f in frames]), b"\n\n"))
 
 
 async def _aclose(iterator: object) -> None:

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from conftest import JsOracle
 from streamkit import sse
-from streamkit.aisdk.mapping import AISDKMapper, safe_json
+from streamkit.aisdk import mapping
+from streamkit.aisdk.mapping import AISDKMapper, _unsafe, safe_json
 from streamkit.events import ChatEvent, RunStarted, StateUpdate, TextDelta, TextStart
 from streamkit.sse import changed_span, dumps, encode_frames, js_json, js_value, js_walk, large
 
@@ -147,3 +148,119 @@ def test_large_payloads_are_mapped_off_the_loop_in_order(ready: bool) -> None:
     )
     assert body == expected
     assert threads == [False, False, True, True]  # the deltas skip feed; the two state updates ran in a worker
+
+
+# --- the pieces of a large state, kept from one version to the next ------------------------------------
+
+
+# Values that need no rewriting beyond integral floats (so that the pieces are kept), strings that look like
+# what is rewritten among them; the edits draw from VALUES now and then.
+CLEAN_TEXT = st.sampled_from(["", "a", '"', "\\", '\\"', "1.0,", "-0.0]", "x.0}", "é", "\n"])
+CLEAN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.sampled_from([100.0, -0.0, 2.5, -7.0, 3e15])
+    | CLEAN_TEXT,
+    lambda c: st.lists(c, max_size=5) | st.dictionaries(CLEAN_TEXT, c, max_size=5),
+    max_leaves=12,
+)
+EDITS = st.one_of(CLEAN, CLEAN, CLEAN, VALUES)
+
+
+@st.composite
+def _versions(draw: st.DrawFn) -> list[Any]:
+    """Versions of a value of many entries (nested lists and objects among them), each the one before with
+    a few entries replaced, inserted or removed, at the top or one level down."""
+    inner = st.lists(CLEAN, min_size=1, max_size=8)
+    items = draw(
+        st.lists(st.one_of(CLEAN, inner, inner.map(lambda v: {f"m{i}": x for i, x in enumerate(v)})), max_size=30)
+    )
+    keyed = draw(st.booleans())
+    value: Any = {f"k{i}": v for i, v in enumerate(items)} if keyed else items
+    runs = [value]
+    for _ in range(draw(st.integers(1, 5))):
+        value = dict(value) if keyed else list(value)
+        for _ in range(draw(st.integers(1, 3))):
+            op = draw(st.sampled_from(["set", "insert", "remove", "inner"]))
+            if keyed:
+                key = draw(st.one_of(CLEAN_TEXT, KEYS, st.sampled_from(sorted(value) or ["k0"])))
+                if op == "remove":
+                    value.pop(key, None)
+                elif op == "inner" and type(value.get(key)) is list:
+                    value[key] = [*value[key], draw(EDITS)]
+                else:
+                    value[key] = draw(EDITS)
+            else:
+                i = draw(st.integers(0, len(value)))
+                if op == "insert" or i == len(value):
+                    value.insert(i, draw(EDITS))
+                elif op == "remove":
+                    del value[i]
+                elif op == "inner" and type(value[i]) is dict:
+                    value[i] = {**value[i], draw(st.one_of(CLEAN_TEXT, TEXT, KEYS)): draw(EDITS)}
+                else:
+                    value[i] = draw(EDITS)
+        runs.append(value)
+    return runs
+
+
+@settings(max_examples=120, deadline=None)
+@given(_versions())
+def test_js_text_gives_the_exact_walks_bytes_version_after_version(versions: list[Any]) -> None:
+    saved = sse._PIECE, sse._NEST
+    sse._PIECE, sse._NEST = 40, 60
+    try:
+        plain, checked = sse.JsText(), sse.JsText(_unsafe)
+        for value in versions:
+            text = plain.text(value)
+            assert text is None or text == dumps(js_walk(value))
+            text = checked.text(value)
+            assert text is None or text == dumps(safe_json(js_walk(value)))
+    finally:
+        sse._PIECE, sse._NEST = saved
+
+
+@settings(max_examples=15, deadline=None)
+@given(_versions())
+def test_js_text_matches_json_stringify(js: JsOracle, versions: list[Any]) -> None:
+    saved = sse._PIECE, sse._NEST
+    sse._PIECE, sse._NEST = 40, 60
+    try:
+        pieces = sse.JsText()
+        texts = [t.decode() for t in map(pieces.text, versions) if t is not None]
+    finally:
+        sse._PIECE, sse._NEST = saved
+    assert js.result("json", {"texts": texts}) == texts
+
+
+@settings(max_examples=60, deadline=None)
+@given(_versions())
+def test_every_large_state_part_is_the_exact_walk(versions: list[Any]) -> None:
+    saved = sse._PIECE, sse._NEST, mapping._FRAGMENT
+    sse._PIECE, sse._NEST, mapping._FRAGMENT = 40, 60, 1  # every state after the first goes out in pieces
+    try:
+        mapper = AISDKMapper()
+        mapper.feed(RunStarted())
+        for state in versions:
+            (chunk,) = [c for c in mapper.feed(StateUpdate(state=state)) if c["type"] == "data-state"]
+            assert dumps(chunk["data"]) == dumps(safe_json(js_walk(state)))
+    finally:
+        sse._PIECE, sse._NEST, mapping._FRAGMENT = saved
+
+
+def test_js_text_rewrites_only_the_pieces_that_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = {"title": "t", "docs": [{"i": i, "score": i + 0.0, "tags": ["a"]} for i in range(20000)]}
+    pieces = sse.JsText(_unsafe)
+    assert pieces.text(state) == dumps(js_walk(state))
+    searched: list[int] = []
+    monkeypatch.setattr(
+        sse, "js_json", lambda raw, checked=False: searched.append(len(raw)) or js_json(raw, checked=checked)
+    )
+    new = {**state, "docs": list(state["docs"])}
+    new["docs"][7] = {"i": 7, "score": 8.0, "tags": ["b"]}
+    new["docs"][19000] = {"i": -1, "score": 1e300, "tags": []}
+    assert pieces.text(new) == dumps(js_walk(new))
+    assert len(searched) == 2 and sum(searched) < 3 * sse._PIECE  # two pieces, not the state
+    new["docs"][19000] = {"i": 0, "1": "an integer-like key: JavaScript lists it first"}
+    assert pieces.text(new) is None  # the exact walk's turn

@@ -63,10 +63,10 @@ from ..events import (
 )
 from ..sse import (
     LARGE_STATE,
+    JsText,
     breathe,
     changed_span,
     dumps,
-    dumps_split,
     heavy,
     js_json,
     js_value,
@@ -177,7 +177,6 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 """The ``finish.finishReason`` values each major accepts."""
 
 _STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
-_SPLIT = 4 * 2**20  # a state at least this long is serialized in pieces (one call would hold the interpreter)
 _FRAGMENT = 65536  # a state part at least this long is put in its chunk as JSON bytes (orjson.Fragment)
 _WINDOW = 32  # longer than any pattern needs_rewrite and _unsafe look for, with its context
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
@@ -361,6 +360,8 @@ class AISDKMapper:
         "_state",
         "_state_clean",
         "_state_sent",
+        "_state_size",
+        "_state_text",
         "_step_pending",
         "_stepped",
         "_text",
@@ -416,7 +417,9 @@ class AISDKMapper:
         self._wire_step: set[str] = set()  # text, reasoning and tool call ids with a part in the wire step
         self._discarded: set[str] = set()  # tool calls whose part the client dropped at a reset-step
         self._state_sent = False
-        self._state_clean: bytes | None = None  # the JSON of the last state sent, when it needed no rewriting
+        self._state_clean: bytes | None = None  # the JSON of the last small state sent, when it needed no rewriting
+        self._state_text = JsText(_unsafe)  # the pieces of the last large state sent
+        self._state_size = 0  # the length of the last state's JSON
         self._sources: set[str] = set()  # ids of the source parts sent
 
     # -- the Mapper protocol -----------------------------------------------------------------------
@@ -424,7 +427,7 @@ class AISDKMapper:
     def offload(self, event: ChatEvent) -> bool:
         """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
         event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
-        if event.type in _STATE_EVENTS and (len(self._state_clean or b"") > LARGE_STATE or large(self._state)):
+        if event.type in _STATE_EVENTS and (self._state_size > LARGE_STATE or large(self._state)):
             return True
         return heavy(event)
 
@@ -828,18 +831,30 @@ class AISDKMapper:
         return [{"type": "data-state", "id": STATE_PART_ID, "data": self._state_data()}]
 
     def _state_data(self) -> Any:
-        """The state as :func:`safe_json` gives it, found in orjson's JSON of it: the JSON of the last state
-        sent is kept when it needed no rewriting beyond integral floats, and then only the bytes around what
-        changed since are searched for the rest. A large state goes out as those bytes (not serialized again)."""
+        """The state as :func:`safe_json` gives it. A large state goes out as its ``JSON.stringify`` bytes,
+        kept in pieces from one part to the next so that only the pieces that changed are searched and
+        rewritten (:class:`~streamkit.sse.JsText`); a small one is found in orjson's JSON of it, the bytes
+        around what changed since the last clean state being all that is searched."""
         value = self._state
         if value is None or type(value) in (str, int, bool):
             return value
+        if self._state_size >= _FRAGMENT:  # the last state was large: this one likely is too
+            text = self._state_text.text(value)
+            breathe()
+            if text is not None and len(text) >= _FRAGMENT:
+                self._state_size = len(text)
+                self._state_clean = None
+                return orjson.Fragment(text)
+        return self._small_state_data(value)
+
+    def _small_state_data(self, value: Any) -> Any:
         try:
-            raw = dumps_split(value) if len(self._state_clean or b"") > _SPLIT else dumps(value)
+            raw = dumps(value)
         except TypeError:
             self._state_clean = None
+            self._state_size = 0
             return safe_json(value)
-        breathe()
+        self._state_size = len(raw)
         last = self._state_clean
         if last is None:
             lo, hi = 0, len(raw)
@@ -848,7 +863,6 @@ class AISDKMapper:
             lo, hi = max(0, p - _WINDOW), min(len(raw), len(raw) - s + _WINDOW)
         text = None
         if not needs_rewrite(raw, lo, hi, floats=False) and not _unsafe(raw, lo, hi):
-            breathe()
             text = js_json(raw, checked=True)
         if text is None:
             self._state_clean = None
