@@ -12,8 +12,8 @@ import time
 
 from .measure import Target, machine
 
-BENCHMARKS = ("encode", "sources", "wire", "concurrency", "store")
-DEFAULT = ("encode", "sources", "wire", "concurrency")  # "store" needs redis-server: run it by name
+BENCHMARKS = ("encode", "sources", "wire", "concurrency", "state", "store")
+DEFAULT = ("encode", "sources", "wire", "concurrency", "state")  # "store" needs redis-server: run it by name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         print(report_c.text)
         targets += report_c.targets
         problems += report_c.problems
+
+    if "state" in chosen:
+        from . import state
+
+        report_s = state.run(quick=args.quick)
+        print(report_s.text)
+        targets += report_s.targets
+        problems += report_s.problems
 
     if "store" in chosen:
         from . import store

@@ -45,9 +45,10 @@ ProviderPart                ``CUSTOM`` named by its kind, value the provider met
 Custom / Raw                ``CUSTOM`` / ``RAW``
 ==========================  ==========================================================================
 
-State: the mapper tracks the state the client holds (the request's ``state``, then whatever was sent). A
-``StateUpdate`` is diffed against it (:func:`streamkit.agui.state.diff`) and sent as a verified patch, or as a
-snapshot when no patch is sure to apply (or, with ``snapshot_when_larger``, when the patch outweighs the state).
+State: the mapper tracks the state the client holds (the request's ``state``, then whatever was sent) as JSON
+bytes (:class:`streamkit.agui.state.ClientState`). A ``StateUpdate`` is diffed against it at close to the cost of
+serializing what changed and sent as a patch, or as a snapshot when (with ``snapshot_when_larger``) the patch
+would outweigh the state.
 A core's ``StateDelta`` is applied to it first: one that would fail on the client is dropped (repair mode) or
 raises :class:`~streamkit.events.ProtocolError` (strict mode).
 
@@ -104,9 +105,9 @@ from ..events import (
     hitl,
 )
 from ..events.logs import run_logger
-from ..sse import dumps, js_value
+from ..sse import LARGE_STATE, dumps, heavy, js_value
 from .messages import json_text, to_agui_messages, tool_content
-from .state import PatchError, apply_patch, check_patch, diff, to_json
+from .state import ClientState, PatchError, apply_patch, check_patch, to_json
 
 __all__ = [
     "DATA",
@@ -142,6 +143,7 @@ STEP_RESET = "streamkit.step_reset"
 """CUSTOM name for ``StepReset``: value ``{}``. AG-UI clients keep what the step sent."""
 
 _MAX_SAFE = 2**53 - 1
+_STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
 _USAGE_FIELDS = (
     ("input_tokens", "inputTokens"),
     ("output_tokens", "outputTokens"),
@@ -264,7 +266,7 @@ class AGUIMapper:
         self._thread_id = thread_id
         self._run_id = run_id
         self._parent_run_id = parent_run_id
-        self._state = to_json(state)
+        self._state = ClientState(state)
         self._started = False
         self._done = False
         self._assistant: str | None = None
@@ -292,8 +294,15 @@ class AGUIMapper:
 
     @property
     def state(self) -> Any:
-        """The state the client holds once it has applied everything returned so far."""
-        return self._state
+        """The state the client holds once it has applied everything returned so far (a fresh copy)."""
+        return self._state.value
+
+    def offload(self, event: ChatEvent) -> bool:
+        """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
+        event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
+        if event.type in _STATE_EVENTS and self._state.size > LARGE_STATE:
+            return True
+        return heavy(event)
 
     @property
     def finished(self) -> bool:
@@ -596,13 +605,11 @@ class AGUIMapper:
     # -- state and history -------------------------------------------------------------------------
 
     def _state_snapshot(self, event: StateSnapshot) -> list[Frame]:
-        self._state = to_json(event.state)
-        return [{"type": "STATE_SNAPSHOT", "snapshot": js_value(self._state)}]
+        state = self._state.replace(event.state)
+        return [{"type": "STATE_SNAPSHOT", "snapshot": js_value(state)}]
 
     def _state_update(self, event: StateUpdate) -> list[Frame]:
-        target = to_json(event.state)
-        patch = diff(self._state, target, snapshot_when_larger=self.snapshot_when_larger)
-        self._state = target
+        patch, target = self._state.update(event.state, snapshot_when_larger=self.snapshot_when_larger)
         if patch is None:
             return [{"type": "STATE_SNAPSHOT", "snapshot": js_value(target)}]
         if not patch:
@@ -612,13 +619,13 @@ class AGUIMapper:
     def _state_delta(self, event: StateDelta) -> list[Frame]:
         try:
             patch = check_patch(to_json(event.patch))
-            state = apply_patch(self._state, patch)
+            state = apply_patch(self._state.value, patch)
         except PatchError as exc:
             if self.strict:
                 raise ProtocolError(event, f"the patch would fail on the client: {exc}") from None
             logger.warning("dropped StateDelta: the patch would fail on the client: %s", exc)
             return []
-        self._state = state
+        self._state.replace(state)
         return [{"type": "STATE_DELTA", "delta": js_value(patch)}]
 
     def _messages_snapshot(self, event: MessagesSnapshot) -> list[Frame]:

@@ -61,7 +61,19 @@ from ..events import (
     UserMessage,
 )
 from ..events.logs import run_logger
-from ..sse import dumps, js_value
+from ..sse import (
+    LARGE_STATE,
+    JsText,
+    breathe,
+    changed_span,
+    dumps,
+    heavy,
+    js_json,
+    js_value,
+    js_walk,
+    large,
+    needs_rewrite,
+)
 from .request import STATE_PART_ID, to_ui_messages
 
 __all__ = [
@@ -164,6 +176,9 @@ FINISH_REASONS: Mapping[int, frozenset[str]] = {
 }
 """The ``finish.finishReason`` values each major accepts."""
 
+_STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
+_FRAGMENT = 65536  # a state part at least this long is put in its chunk as JSON bytes (orjson.Fragment)
+_WINDOW = 32  # longer than any pattern needs_rewrite and _unsafe look for, with its context
 _NO_PARTS = frozenset({"start", "finish", "finish-step", "abort", "error", "message-metadata"})
 _DENIED_TEXT = "The tool call was denied."
 _INVALID_INPUT_TEXT = "The tool call's input is not valid JSON."
@@ -194,10 +209,24 @@ def _strip_unsafe(value: Any) -> Any:
 
 
 def safe_json(value: Any) -> Any:
-    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses."""
+    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses.
+
+    The keys are looked for in orjson's JSON of the value; only a value that holds one is walked."""
     if value is None or type(value) in (str, int, bool):
         return value
-    return _strip_unsafe(js_value(value))
+    try:
+        raw = dumps(value)
+    except TypeError:
+        return _strip_unsafe(js_walk(value))
+    if len(raw) < 512 or _unsafe(raw):  # a small value is walked: that costs less than searching its JSON
+        return _strip_unsafe(js_walk(value))
+    return js_value(value)
+
+
+def _unsafe(raw: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether JSON ``raw`` (or ``raw[start:end]``) may hold a key :func:`_strip_unsafe` removes."""
+    stop = len(raw) if end is None else end
+    return raw.find(b'"__proto__":', start, stop) >= 0 or raw.find(b'"constructor":{', start, stop) >= 0
 
 
 def _prefix(kind: str, block_id: str) -> bytes:
@@ -329,7 +358,10 @@ class AISDKMapper:
         "_reasoning_prefix",
         "_sources",
         "_state",
+        "_state_clean",
         "_state_sent",
+        "_state_size",
+        "_state_text",
         "_step_pending",
         "_stepped",
         "_text",
@@ -385,9 +417,19 @@ class AISDKMapper:
         self._wire_step: set[str] = set()  # text, reasoning and tool call ids with a part in the wire step
         self._discarded: set[str] = set()  # tool calls whose part the client dropped at a reset-step
         self._state_sent = False
+        self._state_clean: bytes | None = None  # the JSON of the last small state sent, when it needed no rewriting
+        self._state_text = JsText(_unsafe)  # the pieces of the last large state sent
+        self._state_size = 0  # the length of the last state's JSON
         self._sources: set[str] = set()  # ids of the source parts sent
 
     # -- the Mapper protocol -----------------------------------------------------------------------
+
+    def offload(self, event: ChatEvent) -> bool:
+        """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
+        event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
+        if event.type in _STATE_EVENTS and (self._state_size > LARGE_STATE or large(self._state)):
+            return True
+        return heavy(event)
 
     def feed(self, event: ChatEvent) -> list[Chunk]:
         """The chunks for one event (after the sequence checker)."""
@@ -792,7 +834,49 @@ class AISDKMapper:
 
     def _state_part(self) -> list[Chunk]:
         self._state_sent = True
-        return [{"type": "data-state", "id": STATE_PART_ID, "data": safe_json(self._state)}]
+        return [{"type": "data-state", "id": STATE_PART_ID, "data": self._state_data()}]
+
+    def _state_data(self) -> Any:
+        """The state as :func:`safe_json` gives it. A large state goes out as its ``JSON.stringify`` bytes,
+        kept in pieces from one part to the next so that only the pieces that changed are searched and
+        rewritten (:class:`~streamkit.sse.JsText`); a small one is found in orjson's JSON of it, the bytes
+        around what changed since the last clean state being all that is searched."""
+        value = self._state
+        if value is None or type(value) in (str, int, bool):
+            return value
+        if self._state_size >= _FRAGMENT:  # the last state was large: this one likely is too
+            text = self._state_text.text(value)
+            breathe()
+            if text is not None and len(text) >= _FRAGMENT:
+                self._state_size = len(text)
+                self._state_clean = None
+                return orjson.Fragment(text)
+        return self._small_state_data(value)
+
+    def _small_state_data(self, value: Any) -> Any:
+        try:
+            raw = dumps(value)
+        except TypeError:
+            self._state_clean = None
+            self._state_size = 0
+            return safe_json(value)
+        self._state_size = len(raw)
+        last = self._state_clean
+        if last is None:
+            lo, hi = 0, len(raw)
+        else:
+            p, s = changed_span(last, raw)
+            lo, hi = max(0, p - _WINDOW), min(len(raw), len(raw) - s + _WINDOW)
+        text = None
+        if not needs_rewrite(raw, lo, hi, floats=False) and not _unsafe(raw, lo, hi):
+            text = js_json(raw, checked=True)
+        if text is None:
+            self._state_clean = None
+            return safe_json(value)
+        self._state_clean = raw
+        if len(text) >= _FRAGMENT:
+            return orjson.Fragment(text)
+        return value if text is raw else safe_json(value)
 
     def _state_snapshot(self, ev: StateSnapshot | StateUpdate) -> list[Chunk]:
         self._state = ev.state

@@ -115,7 +115,7 @@ def _set(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 @st.composite
-def _edit(draw: st.DrawFn, value: Any) -> Any:
+def edit(draw: st.DrawFn, value: Any) -> Any:
     """``value`` with one small change somewhere inside (what a real agent's state update looks like)."""
     path = draw(st.sampled_from(_paths(value)))
     target: Any = value
@@ -166,7 +166,7 @@ def state_sequences(draw: st.DrawFn, max_size: int = 6) -> list[Any]:
         else:
             value = states[-1]
             for _ in range(draw(st.integers(1, 3))):
-                value = draw(_edit(value))
+                value = draw(edit(value))
             states.append(value)
     return states
 
@@ -375,11 +375,11 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
             state = draw(JSON)
             events.append(StateSnapshot(state=state))
         elif action == "update":
-            new = draw(_edit(state)) if draw(st.booleans()) else draw(JSON)
+            new = draw(edit(state)) if draw(st.booleans()) else draw(JSON)
             events.append(StateUpdate(state=new))
             state = new
         elif action == "delta":
-            new = draw(_edit(state))
+            new = draw(edit(state))
             patch = diff(to_json(state), to_json(new), snapshot_when_larger=False)
             if patch is not None:
                 events.append(StateDelta(patch=patch))

@@ -4,19 +4,32 @@ holds, reproduce every state exactly, in Python and in the client's own patch li
 
 from __future__ import annotations
 
+import contextlib
+import copy
+from collections.abc import Iterator
 from typing import Any
 
 import jsonpatch
 import orjson
 import pytest
 from agui_expect import same
-from agui_strategies import JSON, KEYS, state_sequences
+from agui_strategies import JSON, KEYS, edit, state_sequences
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import JsOracle
 from streamkit.agui import AGUIMapper
-from streamkit.agui.state import PatchError, apply_patch, check_patch, diff, escape, json_equal, to_json
+from streamkit.agui import state as state_module
+from streamkit.agui.state import (
+    ClientState,
+    PatchError,
+    apply_patch,
+    check_patch,
+    diff,
+    escape,
+    json_equal,
+    to_json,
+)
 from streamkit.events import ProtocolError, RunStarted, StateDelta, StateSnapshot, StateUpdate
 from streamkit.sse import dumps
 
@@ -140,16 +153,79 @@ def test_diff_catches_what_make_patch_gets_wrong() -> None:
     assert diff({"a": 1}, {"b": 2}) is None  # the patch would outweigh the state: a snapshot is smaller
 
 
-def test_diff_falls_back_to_a_snapshot_when_the_patch_does_not_reproduce_the_target(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    class Wrong:
-        patch = [{"op": "add", "path": "/a", "value": 1}]
+@pytest.mark.parametrize(
+    ("before", "after", "patch"),
+    [
+        ({"a": True}, {"a": 1}, [{"op": "replace", "path": "/a", "value": 1}]),
+        ({"a": 1}, {"a": 1.0}, []),  # the same number in JavaScript
+        ([1, {"x": "y"}], (1, {"x": "y"}), []),  # a tuple is an array
+        ({"a/b": {"~": 1}}, {"a/b": {"~": 2}}, [{"op": "replace", "path": "/a~1b/~0", "value": 2}]),
+        ({"a": {"b": 1}}, {"c": {"b": 1}}, [{"op": "move", "from": "/a", "path": "/c"}]),
+        ([1, 2, 3], [0, 1, 2, 3], [{"op": "add", "path": "/0", "value": 0}]),
+        ([1, 2, 3], [1, 3], [{"op": "remove", "path": "/1"}]),
+        ("x", ["x"], [{"op": "replace", "path": "", "value": ["x"]}]),
+        # the client refuses paths through __proto__ and constructor/prototype: the object holding it goes whole
+        (
+            {"o": {"__proto__": 1}},
+            {"o": {"__proto__": 2}},
+            [{"op": "replace", "path": "/o", "value": {"__proto__": 2}}],
+        ),
+        (
+            {"constructor": {"prototype": 1, "k": 0}},
+            {"constructor": {"prototype": 1, "k": 1}},
+            [{"op": "replace", "path": "/constructor/k", "value": 1}],
+        ),
+        (
+            {"constructor": {"prototype": 1}},
+            {"constructor": {"prototype": 2}},
+            [{"op": "replace", "path": "/constructor", "value": {"prototype": 2}}],
+        ),
+    ],
+)
+def test_diff(before: Any, after: Any, patch: Any) -> None:
+    assert diff(before, after, snapshot_when_larger=False) == patch
 
-    monkeypatch.setattr(jsonpatch, "make_patch", lambda a, b: Wrong())
-    assert diff({}, {"a": 2}, snapshot_when_larger=False) is None
-    monkeypatch.setattr(jsonpatch, "make_patch", lambda a, b: 1 / 0)
-    assert diff({}, {"a": 2}, snapshot_when_larger=False) is None
+
+def _docs(n: int) -> list[dict[str, Any]]:
+    return [{"id": i, "title": f"document {i}", "done": i % 3 == 0, "tags": ["a", "b"]} for i in range(n)]
+
+
+def test_diff_costs_what_changed_on_large_states() -> None:
+    base = {"docs": _docs(3000), "meta": {"v": 1}}
+    changed = copy.deepcopy(base)
+    changed["meta"]["v"] = 2
+    changed["docs"][17]["done"] = 1  # a bool turned number
+    changed["docs"][2500]["tags"].append("c")
+    assert diff(base, changed) == [
+        {"op": "replace", "path": "/docs/17/done", "value": 1},
+        {"op": "add", "path": "/docs/2500/tags/2", "value": "c"},
+        {"op": "replace", "path": "/meta/v", "value": 2},
+    ]
+    inserted = {"docs": [*base["docs"][:1000], {"id": -1}, *base["docs"][1000:]], "meta": {"v": 1}}
+    inserted["docs"][2000] = {**inserted["docs"][2000], "title": "x"}
+    assert diff(base, inserted) == [
+        {"op": "add", "path": "/docs/1000", "value": {"id": -1}},
+        {"op": "replace", "path": "/docs/2000/title", "value": "x"},
+    ]
+    renamed = {(f"k{i}" if i != 700 else "renamed"): d for i, d in enumerate(base["docs"])}
+    assert diff({f"k{i}": d for i, d in enumerate(base["docs"])}, renamed) == [
+        {"op": "move", "from": "/k700", "path": "/renamed"}
+    ]
+
+
+def test_a_rewritten_list_falls_back_to_a_snapshot() -> None:
+    base = _docs(500)
+    shifted = [*base[1:250], {"id": -1}, *base[250:]]  # one removal and one insertion far apart
+    assert diff(base, shifted, snapshot_when_larger=False) is not None
+    assert diff(base, [{**d, "done": not d["done"]} for d in base]) is None  # everything changed
+
+
+def test_the_client_state_is_held_as_bytes() -> None:
+    state = ClientState({"a": [1.0, (2, 3)], 1: "x"})
+    assert state.value == {"a": [1, [2, 3]], "1": "x"} and state.size == len(b'{"a":[1,[2,3]],"1":"x"}')
+    patch, value = state.update({"a": [1, [2, 3]], "1": "y"}, snapshot_when_larger=False)
+    assert patch == [{"op": "replace", "path": "/1", "value": "y"}] and value == {"a": [1, [2, 3]], "1": "y"}
+    assert state.update({"b": 10**30}) == (None, {"b": 1e30})  # the patch would outweigh the state
 
 
 # --- the mapper's state handling ----------------------------------------------------------------------
@@ -302,3 +378,77 @@ def test_a_patch_we_accept_applies_identically_in_the_client(js: JsOracle, case:
     assert answer["ok"], answer
     assert answer["result"]["errors"] == [None], (doc, patch, answer["result"])
     assert same(answer["result"]["states"][0], ours), (doc, patch, answer["result"], ours)
+
+
+# --- the diff's own paths: wide containers, small slices -----------------------------------------------
+
+
+@contextlib.contextmanager
+def _small_slices() -> Iterator[None]:
+    """The diff with slices of two entries, every container indexed: its splitting, offsets and carried
+    nodes are exercised by small states."""
+    saved = state_module._FAN, state_module._INDEXED, state_module._CHUNK
+    state_module._FAN, state_module._INDEXED, state_module._CHUNK = 2, 0, 3
+    try:
+        yield
+    finally:
+        state_module._FAN, state_module._INDEXED, state_module._CHUNK = saved
+
+
+@st.composite
+def _wide_sequences(draw: st.DrawFn) -> list[Any]:
+    """Runs of states with long arrays and objects of many members, edited a few places at a time."""
+    items = draw(st.lists(JSON, max_size=30))
+    first: Any = items if draw(st.booleans()) else {f"k{i}": v for i, v in enumerate(items)}
+    states = [first]
+    for _ in range(draw(st.integers(1, 4))):
+        value = states[-1]
+        for _ in range(draw(st.integers(1, 3))):
+            value = draw(edit(value))
+        states.append(value)
+    return states
+
+
+def _replay(states: list[Any], steps: list[dict[str, Any]]) -> None:
+    current = to_json(states[0])
+    for state, step in zip(states[1:], steps, strict=True):
+        current = step["snapshot"] if "snapshot" in step else apply_patch(current, step["delta"])
+        assert json_equal(current, to_json(state))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_wide_sequences(), state_sequences()), st.booleans())
+def test_small_slices_reproduce_every_state_in_python(states: list[Any], snapshot_when_larger: bool) -> None:
+    with _small_slices():
+        steps = _steps(states, snapshot_when_larger=snapshot_when_larger)
+    _replay(states, steps)
+    _replay(states, _steps(states, snapshot_when_larger=snapshot_when_larger))  # and the default slices
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_wide_sequences(), state_sequences()))
+def test_small_slices_reproduce_every_state_in_the_client_patch_library(js: JsOracle, states: list[Any]) -> None:
+    with _small_slices():
+        steps = _steps(states, snapshot_when_larger=False)
+    answer = js.call("agui", {"mode": "patch", "initial": to_json(states[0]), "steps": steps})
+    assert answer["ok"] and answer["warnings"] == [], answer
+    assert answer["result"]["errors"] == [None] * len(steps)
+    for got, state in zip(answer["result"]["states"], states[1:], strict=True):
+        assert same(got, to_json(state)), (got, state)
+
+
+def test_large_states_reproduce_in_the_client_patch_library(js: JsOracle) -> None:
+    base = {"docs": _docs(2000), "by_id": {str(i): {"n": i} for i in range(300)}}
+    states = [base]
+    for step in range(6):
+        new = copy.deepcopy(states[-1])
+        new["docs"][step * 300]["done"] = step
+        new["docs"].insert(step * 7, {"id": -step})
+        del new["docs"][-1 - step]
+        new["by_id"][f"n{step}"] = new["by_id"].pop(str(step * 11))
+        states.append(new)
+    steps = _steps(states, snapshot_when_larger=True)
+    assert all("delta" in s and len(s["delta"]) <= 8 for s in steps), steps
+    answer = js.call("agui", {"mode": "patch", "initial": to_json(base), "steps": steps})
+    assert answer["ok"] and answer["result"]["errors"] == [None] * len(steps)
+    assert same(answer["result"]["states"][-1], to_json(states[-1]))

@@ -1,0 +1,348 @@
+"""Benchmark 5, shared state at scale: what one ``StateUpdate`` costs as the state grows.
+
+The state holds N documents of about 150 bytes (``{"title", "documents": [...], "meta"}``); each update
+changes two leaves in two documents, the new state built beforehand by ``copy.deepcopy`` (as agents do; the
+copy is the agent's cost and is not timed). Per update, in the same run: the AG-UI mapper (diff, frame,
+encode), the AI SDK mapper (the whole state as a ``data-state`` part, encoded), ``jsonpatch.make_patch`` of
+the same two states alone (the peers' method), and one ``orjson.dumps`` of the state (the floor). Two more
+cases at the 1.6 MB size: a document inserted in the middle of the list, and a key renamed in a state whose
+documents are keyed by id.
+
+The event-loop stall: the updates stream through :func:`streamkit.sse.encode_frames` from an async agent
+while a ticker task sleeps 1 ms at a time; the longest time the ticker waited beyond its 1 ms is the stall
+(best of five runs, the states frozen out of the garbage collector; the ticker alone is measured too).
+Pacing: 100 streams pace a text delta every 50 ms each on the same event loop while one more streams
+1.6 MB state updates; the p99 gap between the paced streams' frames is reported against the pacing (the
+streams run in one process, with no sockets: it measures what the event loop gives them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import gc
+import itertools
+import random
+import statistics
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+import orjson
+
+from streamkit.agui import AGUIMapper
+from streamkit.aisdk.mapping import AISDKMapper
+from streamkit.events import ChatEvent, RunStarted, StateUpdate, TextDelta, TextStart
+from streamkit.sse import encode_frames, frame
+
+from .measure import Target, table
+
+__all__ = ["StateReport", "run"]
+
+SIZES = (100, 1000, 10000, 100000)  # documents: about 15 KB, 156 KB, 1.6 MB and 16 MB of JSON
+
+
+@dataclass
+class StateReport:
+    """The tables and the targets."""
+
+    text: str
+    targets: list[Target] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _doc(i: int) -> dict[str, Any]:
+    return {
+        "id": f"doc-{i:06d}",
+        "title": f"Document number {i}",
+        "body": "Some words of the document body.",
+        "tags": ["draft", "shared"],
+        "score": round(i * 0.37, 2) + 0.01,
+        "done": i % 2 == 0,
+    }
+
+
+def _state(n: int) -> dict[str, Any]:
+    return {"title": "Shared documents", "documents": [_doc(i) for i in range(n)], "meta": {"version": 0}}
+
+
+def _updates(n: int, count: int, seed: int = 7) -> list[Any]:
+    """``count + 1`` states: the first, then each a deep copy of the one before with two leaves changed."""
+    rng = random.Random(seed)
+    states = [_state(n)]
+    for k in range(count):
+        new = copy.deepcopy(states[-1])
+        new["documents"][rng.randrange(n)]["score"] = k + 0.5
+        new["documents"][rng.randrange(n)]["done"] = k % 2 == 1
+        states.append(new)
+    return states
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def _agui_run(states: list[Any]) -> tuple[list[float], list[bytes]]:
+    mapper = AGUIMapper(thread_id="t", run_id="r", state=states[0])
+    mapper.feed(RunStarted())
+    times, out = [], []
+    for state in states[1:]:
+        event = StateUpdate(state=state)
+        chunk: list[bytes] = []
+        times.append(_timed(lambda e=event, c=chunk: c.extend(frame(f) for f in mapper.feed(e))))  # type: ignore[misc]
+        out.append(b"".join(chunk))
+    return times, out
+
+
+def _aisdk_run(states: list[Any]) -> list[float]:
+    mapper = AISDKMapper()
+    mapper.feed(RunStarted())
+    mapper.feed(StateUpdate(state=states[0]))
+    events = [StateUpdate(state=state) for state in states[1:]]
+    return [_timed(lambda e=e: [frame(f) for f in mapper.feed(e)]) for e in events]  # type: ignore[misc]
+
+
+def _check(states: list[Any], frames: list[bytes]) -> str | None:
+    """Apply the frames to the first state as the client does; a problem, or None if every state came out."""
+    current = states[0]
+    for state, chunk in zip(states[1:], frames, strict=True):
+        for line in chunk.split(b"\n\n"):
+            if not line:
+                continue
+            event = orjson.loads(line[6:])
+            if event["type"] == "STATE_SNAPSHOT":
+                current = event["snapshot"]
+            else:
+                current = jsonpatch.apply_patch(current, event["delta"])
+        if orjson.dumps(current, option=orjson.OPT_SORT_KEYS) != orjson.dumps(state, option=orjson.OPT_SORT_KEYS):
+            return "an AG-UI delta did not reproduce the state"
+    return None
+
+
+async def _stall(states: list[Any], protocol: str) -> float:
+    """The longest extra wait of a 1 ms ticker while the updates stream (seconds)."""
+    worst = 0.0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal worst
+        while not done:
+            t0 = time.perf_counter()
+            await asyncio.sleep(0.001)
+            worst = max(worst, time.perf_counter() - t0 - 0.001)
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        for state in states[1:]:
+            await asyncio.sleep(0)
+            yield StateUpdate(state=state)
+
+    mapper: Any = None
+    if protocol == "agui":
+        mapper = AGUIMapper(thread_id="t", run_id="r", state=states[0])
+    elif protocol == "aisdk":
+        mapper = AISDKMapper(state=states[0])
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    if mapper is None:  # the ticker alone: what the machine itself costs it
+        await asyncio.sleep(0.5)
+    else:
+        async for _ in encode_frames(agent(), mapper):
+            pass
+    done = True
+    await tick
+    return worst
+
+
+async def _pacing(states: list[Any], streams: int = 100, frames: int = 60, interval: float = 0.05) -> list[float]:
+    """Gaps (in multiples of ``interval``) between the frames of ``streams`` paced streams, while another
+    stream sends AG-UI updates of ``states`` all along."""
+    gaps: list[float] = []
+    busy = True
+
+    async def paced() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        yield TextStart(id="t")
+        for i in range(frames):
+            await asyncio.sleep(interval)
+            yield TextDelta(id="t", delta=f"w{i} ")
+
+    async def consume() -> None:
+        last = None
+        async for _ in encode_frames(paced(), AISDKMapper()):
+            now = time.perf_counter()
+            if last is not None:
+                gaps.append((now - last) / interval)
+            last = now
+
+    async def heavy() -> None:
+        if not states:
+            return
+
+        async def agent() -> AsyncIterator[ChatEvent]:
+            yield RunStarted()
+            while busy:
+                for state in states[1:]:
+                    await asyncio.sleep(0)
+                    yield StateUpdate(state=state)
+
+        async for _ in encode_frames(agent(), AGUIMapper(thread_id="t", run_id="r", state=states[0])):
+            pass
+
+    load = asyncio.create_task(heavy())
+    await asyncio.sleep(0.2)
+    await asyncio.gather(*(consume() for _ in range(streams)))
+    busy = False
+    await load
+    return gaps
+
+
+def _case(name: str, before: Any, after: Any) -> list[Any]:
+    """One update from ``before`` to ``after``: AG-UI time, frame size, make_patch time, orjson time."""
+    agui, frames = _agui_run([before, after])
+    patch = min(_timed(lambda: jsonpatch.make_patch(before, after)) for _ in range(3))
+    floor = min(_timed(lambda: orjson.dumps(after)) for _ in range(5))
+    mapper = AGUIMapper(thread_id="t", run_id="r", state=before)
+    mapper.feed(RunStarted())
+    kind = orjson.loads(frames[0][6:])["type"] if frames[0] else "none"
+    return [
+        name,
+        f"{agui[0] * 1e3:.2f} ms",
+        f"{len(frames[0]):,} B {kind}",
+        f"{patch * 1e3:.1f} ms",
+        f"{floor * 1e3:.2f} ms",
+        f"{patch / agui[0]:.0f}x",
+    ]
+
+
+def run(quick: bool = False) -> StateReport:
+    """Measure every size, the two extra cases, the stalls and the pacing; check the targets."""
+    sizes = SIZES[:3] if quick else SIZES
+    rows = []
+    problems: list[str] = []
+    targets: list[Target] = []
+    ratios: dict[str, float] = {}
+    for n in sizes:
+        count = 5 if n >= 100000 else 11
+        states = _updates(n, count)
+        agui_times, frames = _agui_run(states)
+        problem = _check(states, frames)
+        if problem:
+            problems.append(f"{n} documents: {problem}")
+        aisdk_times = _aisdk_run(states)
+        pairs = list(itertools.pairwise(states))[: 3 if n >= 100000 else count]
+        patch_times = [_timed(lambda a=a, b=b: jsonpatch.make_patch(a, b)) for a, b in pairs]  # type: ignore[misc]
+        floor_times = [_timed(lambda s=s: orjson.dumps(s)) for s in states[1:]]  # type: ignore[misc]
+        # The longest stall of each, best of five runs: a shared machine stalls the ticker by itself too.
+        # The states are frozen out of the garbage collector first (gc.freeze, as a server does with what
+        # it holds for long): else a full collection over the agent's own objects is what the ticker sees.
+        gc.collect()
+        gc.freeze()
+        stall_agui = min(asyncio.run(_stall(states, "agui")) for _ in range(5))
+        stall_aisdk = min(asyncio.run(_stall(states, "aisdk")) for _ in range(5))
+        stall_idle = min(asyncio.run(_stall(states, "idle")) for _ in range(5))
+        gc.unfreeze()
+        agui, aisdk = statistics.median(agui_times), statistics.median(aisdk_times)
+        patch, floor = statistics.median(patch_times), statistics.median(floor_times)
+        size = len(orjson.dumps(states[0]))
+        rows.append(
+            [
+                f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB",
+                f"{agui * 1e3:.3f} ms ({agui / floor:.1f}x)",
+                f"{aisdk * 1e3:.3f} ms ({aisdk / floor:.1f}x)",
+                f"{patch * 1e3:.1f} ms ({patch / agui:.0f}x ours)",
+                f"{floor * 1e3:.3f} ms",
+                f"{stall_agui * 1e3:.1f} / {stall_aisdk * 1e3:.1f} ms (idle {stall_idle * 1e3:.1f})",
+                f"{statistics.median(len(f) for f in frames):.0f} B",
+            ]
+        )
+        if n == 10000:
+            ratios = {
+                "agui": agui / floor,
+                "aisdk": aisdk / floor,
+                "patch": patch / agui,
+                "stall": max(stall_agui, stall_aisdk),
+            }
+            base = states[0]
+    text = (
+        "### State: one StateUpdate changing two leaves (median)\n\n"
+        + table(
+            [
+                "state",
+                "AG-UI per update (x orjson)",
+                "AI SDK per update (x orjson)",
+                "jsonpatch.make_patch alone",
+                "orjson.dumps of the state",
+                "longest stall AG-UI / AI SDK (ticker alone)",
+                "AG-UI frame",
+            ],
+            rows,
+        )
+        + "\n"
+    )
+
+    inserted = copy.deepcopy(base)
+    inserted["documents"].insert(5000, _doc(-1))
+    keyed = {d["id"]: d for d in base["documents"]}
+    renamed = {("renamed" if k == "doc-004321" else k): v for k, v in copy.deepcopy(keyed).items()}
+    extra = [_case("list insert (1.6 MB)", base, inserted), _case("key rename (1.6 MB, keyed)", keyed, renamed)]
+    text += (
+        "\n### State: other edits of the 1.6 MB state\n\n"
+        + table(
+            ["case", "AG-UI per update", "AG-UI frame", "jsonpatch.make_patch", "orjson.dumps", "make_patch / ours"],
+            extra,
+        )
+        + "\n"
+    )
+
+    def p99_of(gaps: list[float]) -> float:
+        return statistics.quantiles(gaps, n=100)[98] if len(gaps) > 100 else float("nan")
+
+    alone = asyncio.run(_pacing([]))
+    gaps = asyncio.run(_pacing(_updates(10000, 6)))
+    p99 = p99_of(gaps)
+    text += (
+        f"\n100 paced streams (50 ms) beside one streaming 1.6 MB AG-UI state updates: inter-frame gap "
+        f"p50 {statistics.median(gaps):.2f}x, p99 {p99:.2f}x the pacing ({len(gaps)} gaps); "
+        f"without the state stream: p50 {statistics.median(alone):.2f}x, p99 {p99_of(alone):.2f}x.\n"
+    )
+    if ratios:
+        targets += [
+            Target(
+                "State 1.6 MB: AG-UI per StateUpdate vs one orjson.dumps",
+                f"{ratios['agui']:.1f}x",
+                "<= 5x",
+                ratios["agui"] <= 5,
+            ),
+            Target(
+                "State 1.6 MB: AG-UI per StateUpdate vs jsonpatch.make_patch alone",
+                f"{ratios['patch']:.0f}x faster",
+                ">= 20x faster",
+                ratios["patch"] >= 20,
+            ),
+            Target(
+                "State 1.6 MB: AI SDK per StateUpdate vs one orjson.dumps",
+                f"{ratios['aisdk']:.1f}x",
+                "<= 3x",
+                ratios["aisdk"] <= 3,
+            ),
+            Target(
+                "State 1.6 MB: longest event-loop stall",
+                f"{ratios['stall'] * 1e3:.1f} ms",
+                "<= 20 ms",
+                ratios["stall"] <= 0.020,
+            ),
+        ]
+    targets.append(
+        Target("State: p99 gap of 100 paced streams beside 1.6 MB updates", f"{p99:.2f}x the pacing", "<= 2x", p99 <= 2)
+    )
+    return StateReport(text, targets, problems)
