@@ -69,7 +69,7 @@ def to_dsh_messages(messages: Iterable[Message]) -> list[Frame]:
 def _tool_message(mid: str, part: ToolResultPart) -> Frame:
     message: Frame = {"id": mid, "role": "tool", "callId": part.id, "toolName": part.name or ""}
     if part.denied or part.error is not None:
-        text = part.error or "The tool call was denied."
+        text = (part.error or "The tool call was denied.") if part.denied else (part.error or "")
         message.update(status="error", content=text, error=text)
         if part.denied:
             message["denied"] = True

@@ -111,7 +111,7 @@ def meaning(events: list[ChatEvent], history: list[dict[str, Any]]) -> dict[str,
             for key in ("result", "error", "denied"):
                 card.pop(key, None)
             if ev.denied or ev.error is not None:
-                text = ev.error or "The tool call was denied."
+                text = (ev.error or "The tool call was denied.") if ev.denied else ev.error
                 extra = {"denied": True} if ev.denied else {}
                 card.update(status="error", error=text, **extra)
                 tool_message(ev.id, "error", text, error=text, **extra)
