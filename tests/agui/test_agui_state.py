@@ -14,7 +14,7 @@ import orjson
 import pytest
 from agui_expect import same
 from agui_strategies import JSON, KEYS, edit, state_sequences
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import JsOracle
@@ -321,8 +321,22 @@ def test_deltas_reproduce_every_state_in_python(states: list[Any], snapshot_when
         assert json_equal(current, to_json(state))
 
 
+# jsonpatch.make_patch turned the last step into two moves through the same list; fast-json-patch checks the
+# second move's target before the first move's removal shifts the list, and rejected it.
+_DOC = {"b": [None] * 3, "": {"": None, "b": None}, "a": [None] * 2}
+_MOVES_THROUGH_ONE_LIST = [
+    [None],
+    {"0": None},
+    [[[], [None, None, None], [None, None, None]]],
+    {"0": None, "1": [[], [None, None, None], [None, None, _DOC]]},
+    {"0": None, "1": [[], [[None], None, None], [None, None, _DOC]]},
+    {"0": None, "1": [None, [[None], None, None], [None, None, {**_DOC, "a": [None, []]}]]},
+]
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(state_sequences(), st.booleans())
+@example(_MOVES_THROUGH_ONE_LIST, False)
 def test_deltas_reproduce_every_state_in_the_client_patch_library(
     js: JsOracle, states: list[Any], snapshot_when_larger: bool
 ) -> None:
