@@ -124,7 +124,7 @@ def meaning(events: list[ChatEvent], history: list[dict[str, Any]]) -> dict[str,
             tools[ev.tool_call_id]["approval"] = {"id": ev.id}
             if ev.reason is not None:
                 tools[ev.tool_call_id]["approval"]["reason"] = ev.reason
-        elif t == "tool-approval-response":
+        elif t == "tool-approval-response" and ev.id in approvals:  # else already answered: nothing shows
             bubble = None
             approval = {"id": ev.id, "approved": ev.approved}
             if ev.reason is not None:

@@ -12,12 +12,22 @@ import agui_strategies
 import aisdk_strategies
 import orjson
 from dsh_model import meaning
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streamkit.agui.state import to_json
 from streamkit.dsh import EVENTS, DSHMapper, encode, fold, parse_sse
-from streamkit.events import ChatEvent, ProtocolError, SequenceChecker
+from streamkit.events import (
+    ChatEvent,
+    ProtocolError,
+    RunFinished,
+    RunStarted,
+    SequenceChecker,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+    ToolCallEnd,
+    ToolResult,
+)
 from streamkit.sse import dumps, frame, js_value
 
 HISTORY = [{"id": "u0", "role": "user", "content": "hello"}]
@@ -61,6 +71,19 @@ def check_rules(frames: list[dict[str, Any]]) -> None:
 
 @settings(max_examples=250, deadline=None)
 @given(events=runs)
+@example(  # an approval answered twice: the second answer shows nothing
+    events=[
+        RunStarted(),
+        ToolCallEnd(id="c3", name="lookup"),
+        ToolApprovalRequest(id="ap4", tool_call_id="c3"),
+        ToolApprovalResponse(id="ap4", approved=False),
+        ToolApprovalResponse(id="ap4", approved=False),
+        RunFinished(),
+    ]
+)
+@example(  # an error with an empty text is an error, not a denial
+    events=[RunStarted(), ToolCallEnd(id="c", name="weather"), ToolResult(id="c", error=""), RunFinished()]
+)
 def test_the_fold_shows_what_the_events_meant(events: list[ChatEvent]) -> None:
     frames = _map(events)
     check_rules(frames)
