@@ -372,8 +372,8 @@ class JsText:
 
     def _member(self, value: Any, old: _Leaf | _Split | None, out: list[bytes]) -> _Leaf | _Split | None:
         """One element or member's piece: split again when it was before, or when its JSON is long."""
-        if type(old) is _Split or (old is None and type(value) in (dict, list, tuple) and large(value)):
-            return self._piece(value, old, out, False)  # (one orjson call over it would hold the interpreter)
+        if type(old) is _Split:
+            return self._piece(value, old, out, False)
         raw = _plain_dumps(value)
         if len(raw) > _NEST and type(value) in (dict, list, tuple):
             return self._piece(value, None, out, False)

@@ -838,9 +838,7 @@ class AISDKMapper:
         value = self._state
         if value is None or type(value) in (str, int, bool):
             return value
-        # Large when the last state was (or, for the first part, when it looks so): one orjson call over a
-        # large state would hold the interpreter, so it goes in pieces from the first part on.
-        if self._state_size >= _FRAGMENT or (not self._state_size and large(value)):
+        if self._state_size >= _FRAGMENT:  # the last state was large: this one likely is too
             text = self._state_text.text(value)
             breathe()
             if text is not None and len(text) >= _FRAGMENT:
