@@ -11,6 +11,8 @@ Routes:
   of the same bytes, encoded once at startup, one frame per chunk.
 * ``POST /paced``: streamkit's AI SDK route serving an agent that yields an event every
   ``--interval`` seconds, ``--frames`` frames in all (the concurrency benchmark).
+* ``POST /state``: streamkit's AG-UI route serving an agent that streams ``StateUpdate``s of a state of
+  ``--state-docs`` documents (``bench.state``) back to back until the client leaves (the state benchmark).
 * ``GET /health``: ``ok``.
 """
 
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,7 +36,16 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from streamkit import agui, aisdk
-from streamkit.events import ChatEvent, RunFinished, RunInput, RunStarted, TextDelta, TextEnd, TextStart
+from streamkit.events import (
+    ChatEvent,
+    RunFinished,
+    RunInput,
+    RunStarted,
+    StateUpdate,
+    TextDelta,
+    TextEnd,
+    TextStart,
+)
 
 from .workload import Workload, agent_events, chat_events, workload
 
@@ -78,9 +90,10 @@ async def _encoded(protocol: str, w: Workload) -> list[bytes]:
     return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
 
 
-def app(frames: int = 200, interval: float = 0.05) -> Starlette:
+def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starlette:
     """The benchmark app (see the module docstring)."""
     w = workload()
+    states: list[Any] = []
     plain: dict[str, list[bytes]] = {}
     paced_bytes: list[bytes] = []
 
@@ -101,6 +114,15 @@ def app(frames: int = 200, interval: float = 0.05) -> Starlette:
         await sleep(interval_)
         yield TextEnd(id="t")
         await sleep(interval_)
+        yield RunFinished()
+
+    async def state_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield RunStarted(thread_id=run.thread_id, run_id=run.run_id)
+        deadline = time.monotonic() + 120  # a bound, should the client's leaving go unnoticed
+        while time.monotonic() < deadline:
+            for state in states:
+                await asyncio.sleep(0)
+                yield StateUpdate(state=state)
         yield RunFinished()
 
     async def frames_of(protocol: str) -> AsyncIterator[bytes]:
@@ -136,12 +158,17 @@ def app(frames: int = 200, interval: float = 0.05) -> Starlette:
         body = b"".join([chunk async for chunk in aisdk.encode(paced_agent(run, pause=0.0))])
         paced_bytes[:] = [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
         paced_bytes[-2:] = [paced_bytes[-2] + paced_bytes[-1]]  # finish and [DONE] leave together
+        if state_docs:
+            from .state import state_updates
+
+            states[:] = state_updates(state_docs, 6)
         yield
 
     routes: list[BaseRoute] = [
         *aisdk.routes(w_agent, path="/aisdk", heartbeat=15.0),
         *agui.routes(w_agent, path="/agui", heartbeat=15.0),
         *aisdk.routes(paced_agent, path="/paced", heartbeat=15.0),
+        *agui.routes(state_agent, path="/state", heartbeat=15.0),
         Route("/aisdk/per-frame", per_frame, methods=["POST"]),
         Route("/plain/{protocol}", plain_stream, methods=["GET"]),
         Route("/paced-plain", paced_plain, methods=["POST"]),
@@ -158,11 +185,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--state-docs", type=int, default=0, help="documents in the /state route's state")
     parser.add_argument("--loop", default="auto", help="uvicorn's event loop: auto, asyncio or uvloop")
     parser.add_argument("--http", default="auto", help="uvicorn's HTTP implementation: auto, h11 or httptools")
     args = parser.parse_args()
     uvicorn.run(
-        app(args.frames, args.interval),
+        app(args.frames, args.interval, args.state_docs),
         host="127.0.0.1",
         port=args.port,
         log_level="warning",
@@ -193,8 +221,11 @@ def uvicorn_version() -> str:
 class ServerProcess:
     """The benchmark server in a subprocess on a free loopback port; a context manager."""
 
-    def __init__(self, frames: int = 200, interval: float = 0.05, loop: str = "auto", http: str = "auto") -> None:
+    def __init__(
+        self, frames: int = 200, interval: float = 0.05, loop: str = "auto", http: str = "auto", state_docs: int = 0
+    ) -> None:
         self.args = ["--frames", str(frames), "--interval", str(interval), "--loop", loop, "--http", http]
+        self.args += ["--state-docs", str(state_docs)]
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
