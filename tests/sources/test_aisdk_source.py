@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from starlette.applications import Starlette
 
 sys.path[:0] = [str(Path(__file__).parents[1] / "aisdk"), str(Path(__file__).parents[1] / "agui")]
@@ -33,6 +33,7 @@ from streamkit.demo.agent import Pacing, ScriptedAgent  # noqa: E402
 from streamkit.demo.app import create_app  # noqa: E402
 from streamkit.events import (  # noqa: E402
     ChatEvent,
+    Citation,
     Custom,
     Data,
     File,
@@ -48,11 +49,14 @@ from streamkit.events import (  # noqa: E402
     RunFinished,
     RunInput,
     RunStarted,
+    Source,
     StateUpdate,
     StepFinished,
     StepReset,
     StepStarted,
+    TextEnd,
     TextPart,
+    TextStart,
     ToolApprovalRequest,
     ToolApprovalResponse,
     ToolCallArgsDelta,
@@ -108,13 +112,26 @@ def _invalid(text: str) -> bool:
 _PAYLOADS = {"input", "output", "state", "data", "value", "metadata", "tool_metadata", "provider_metadata", "event"}
 
 
+def _as_aisdk_source(source: Source) -> Source:
+    """A source as a ``source-document`` must carry it: a media type and a title (the AI SDK's defaults)."""
+    if source.url is not None:
+        return source
+    return source.model_copy(
+        update={
+            "media_type": source.media_type or "application/octet-stream",
+            "title": source.title or source.filename or source.id,
+        }
+    )
+
+
 def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatEvent]:
     """What the UI Message Stream carries of a run, as ChatEvents: the direct AG-UI encoding these must match.
 
     The stream always names the assistant message (``start.messageId``); a tool call's input is a value
     (streamed JSON text that does not parse is an invalid call with the client's error text, no text at all
     is ``{}``); a tool result has no message id; a denial carries nothing but the call; errors have no code; reasoning
-    keeps no encrypted value; payloads lose the keys the ``ai`` client refuses.
+    keeps no encrypted value; a source without a URL (also a citation's) gets the AI SDK's media type and title;
+    payloads lose the keys the ``ai`` client refuses.
     """
     out: list[ChatEvent] = []
     args: dict[str, list[str]] = {}
@@ -142,6 +159,11 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
             ev = ev.model_copy(update={"code": None})
         elif isinstance(ev, ReasoningEnd):
             ev = ev.model_copy(update={"encrypted_value": None})
+        elif isinstance(ev, Source):
+            ev = _as_aisdk_source(ev)
+        elif isinstance(ev, TextEnd) and ev.citations:
+            cited = [c.model_copy(update={"source": _as_aisdk_source(c.source)}) for c in ev.citations]
+            ev = ev.model_copy(update={"citations": cited})
         # Payloads lose the keys the ai client refuses to parse (``__proto__``...).
         payloads = {k: safe_json(v) for k, v in ev if k in _PAYLOADS and isinstance(v, dict | list)}
         out.append(ev.model_copy(update=payloads) if payloads else ev)
@@ -174,6 +196,16 @@ def test_a_full_run_round_trips_to_the_agui_client(js: JsOracle) -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(events=careful_runs().map(lambda run: [e for e in run if not isinstance(e, StepReset)]))
+@example(  # a citation of a source with no URL: the AI SDK gives it a media type and a title
+    events=[
+        RunStarted(),
+        TextStart(id="t0"),
+        TextStart(id="t1"),
+        TextEnd(id="t0", citations=[Citation(source=Source(id="s1"))]),
+        TextEnd(id="t1"),
+        RunFinished(),
+    ]
+)
 def test_generated_runs_round_trip_to_the_agui_client(js: JsOracle, events: list[ChatEvent]) -> None:
     # Without StepReset: the AI SDK client drops a reset step's parts, an AG-UI client keeps them, so a reset
     # cannot mean the same to both (see the adapters' tables).
