@@ -44,6 +44,7 @@ from streamkit.events import (  # noqa: E402
     ProviderPart,
     Raw,
     ReasoningEnd,
+    ReasoningStart,
     RunAborted,
     RunError,
     RunFinished,
@@ -113,9 +114,10 @@ _PAYLOADS = {"input", "output", "state", "data", "value", "metadata", "tool_meta
 
 
 def _as_aisdk_source(source: Source) -> Source:
-    """A source as a ``source-document`` must carry it: a media type and a title (the AI SDK's defaults)."""
+    """A source as the AI SDK carries it: a ``source-url`` has no media type or file name, a ``source-document``
+    always has a media type and a title (the adapter's defaults)."""
     if source.url is not None:
-        return source
+        return source.model_copy(update={"media_type": None, "filename": None})
     return source.model_copy(
         update={
             "media_type": source.media_type or "application/octet-stream",
@@ -130,13 +132,32 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
     The stream always names the assistant message (``start.messageId``); a tool call's input is a value
     (streamed JSON text that does not parse is an invalid call with the client's error text, no text at all
     is ``{}``); a tool result has no message id; a denial carries nothing but the call; errors have no code; reasoning
-    keeps no encrypted value; a source without a URL (also a citation's) gets the AI SDK's media type and title;
+    keeps no encrypted value; sources (also a citation's) keep what a ``source-url`` / ``source-document`` holds;
     payloads lose the keys the ``ai`` client refuses.
     """
     out: list[ChatEvent] = []
     args: dict[str, list[str]] = {}
     text_input: set[str] = set()
+    open_blocks: dict[str, type[TextEnd] | type[ReasoningEnd]] = {}
+    ended: set[str] = set()  # blocks a step boundary ended before the core did
     for ev in repaired(events):
+        # A step boundary ends the text and reasoning parts still open (the UI Message Stream has no part that
+        # spans steps); a core's later end adds nothing to them, its citations arrive as plain sources.
+        if isinstance(ev, StepStarted | StepFinished):
+            for block, end in open_blocks.items():
+                out.append(end(id=block))
+                ended.add(block)
+            open_blocks.clear()
+        elif isinstance(ev, TextStart):
+            open_blocks[ev.id] = TextEnd
+        elif isinstance(ev, ReasoningStart):
+            open_blocks[ev.id] = ReasoningEnd
+        elif isinstance(ev, TextEnd | ReasoningEnd):
+            open_blocks.pop(ev.id, None)
+            if ev.id in ended:
+                if isinstance(ev, TextEnd):
+                    out += [_as_aisdk_source(c.source) for c in ev.citations or ()]
+                continue
         if isinstance(ev, RunStarted):
             ev = ev.model_copy(update={"message_id": message_id})
         elif isinstance(ev, ToolCallStart):
