@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 JS_DIR = Path(__file__).parent / "js"
+
+# Under CI the property tests draw the same examples on every run (a submission is judged by one run, so a
+# failure must reproduce); elsewhere each run draws new ones and keeps exploring. HYPOTHESIS_PROFILE overrides.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev")
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev")
+)
 
 # The protocols' test helpers (strategies, models) are shared: tests/dsh reuses those of tests/aisdk and tests/agui.
 for _helpers in ("aisdk", "agui"):
