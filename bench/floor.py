@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .workload import Workload
+from .workload import Workload, tool_parent
 
 __all__ = ["floor_agui", "floor_aisdk"]
 
@@ -70,9 +70,16 @@ def floor_agui(w: Workload) -> bytes:
         add(b"data: " + _dumps({"type": "REASONING_MESSAGE_CONTENT", "messageId": rid, "delta": delta}) + b"\n\n")
     put({"type": "REASONING_MESSAGE_END", "messageId": rid})
     put({"type": "REASONING_END", "messageId": rid})
-    for call in w.tools:
+    for i, call in enumerate(w.tools):
         cid = call.id
-        put({"type": "TOOL_CALL_START", "toolCallId": cid, "toolCallName": call.name, "parentMessageId": w.message_id})
+        put(
+            {
+                "type": "TOOL_CALL_START",
+                "toolCallId": cid,
+                "toolCallName": call.name,
+                "parentMessageId": tool_parent(w, i),
+            }
+        )
         for delta in call.arg_deltas:
             add(b"data: " + _dumps({"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": delta}) + b"\n\n")
         put({"type": "TOOL_CALL_END", "toolCallId": cid})

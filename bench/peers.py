@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .workload import Workload
+from .workload import Workload, tool_parent
 
 __all__ = [
     "agui_protocol_construct",
@@ -71,9 +71,9 @@ def _agui_protocol_iter(w: Workload) -> Iterator[Any]:
         yield ReasoningMessageContentEvent(message_id=rid, delta=delta)
     yield ReasoningMessageEndEvent(message_id=rid)
     yield ReasoningEndEvent(message_id=rid)
-    for call in w.tools:
+    for i, call in enumerate(w.tools):
         cid = call.id
-        yield ToolCallStartEvent(tool_call_id=cid, tool_call_name=call.name, parent_message_id=w.message_id)
+        yield ToolCallStartEvent(tool_call_id=cid, tool_call_name=call.name, parent_message_id=tool_parent(w, i))
         for delta in call.arg_deltas:
             yield ToolCallArgsEvent(tool_call_id=cid, delta=delta)
         yield ToolCallEndEvent(tool_call_id=cid)

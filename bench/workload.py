@@ -188,6 +188,12 @@ def build_events(w: Workload) -> Iterator[ChatEvent]:
     yield RunFinished(finish_reason="stop")
 
 
+def tool_parent(w: Workload, index: int) -> str:
+    """The AG-UI ``parentMessageId`` of W's ``index``-th call: the run's message for the first; each later
+    call follows a tool result, so it opens a new assistant message, which the client names after the call."""
+    return w.message_id if index == 0 else w.tools[index].id
+
+
 def chat_events(w: Workload) -> list[ChatEvent]:
     """W as a list of ``ChatEvent``\\ s built beforehand."""
     return list(build_events(w))
