@@ -9,7 +9,7 @@ are kept as given on the wire; adapters invent ids only where the core gave none
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -66,6 +66,38 @@ FinishReason: TypeAlias = Literal["stop", "length", "content-filter", "tool-call
 
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", revalidate_instances="never")
+
+
+_MISSING: Any = object()
+_set = object.__setattr__
+
+
+class _Delta(_Event):
+    """A delta event (``id`` and ``delta``, both strings): the bulk of every stream. Built from two exact
+    strings, it skips the validator (whose verdict on them is known: they are the fields as given); anything
+    else (a missing or extra field, another type) is validated as every event is."""
+
+    if not TYPE_CHECKING:  # type checkers see the fields' own signature
+
+        def __init__(self, /, *, id=_MISSING, delta=_MISSING, **more):
+            if type(id) is str and type(delta) is str and not more:
+                _set(self, "__dict__", {"type": self._tag, "id": id, "delta": delta})
+                _set(self, "__pydantic_fields_set__", {"id", "delta"})
+                _set(self, "__pydantic_extra__", None)
+                _set(self, "__pydantic_private__", None)
+                return
+            if id is not _MISSING:
+                more["id"] = id
+            if delta is not _MISSING:
+                more["delta"] = delta
+            super().__init__(**more)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._tag = cls.model_fields["type"].default
+
+    _tag: ClassVar[str]
 
 
 class _Part(BaseModel):
@@ -176,7 +208,7 @@ class TextStart(_Event):
     provider_metadata: ProviderMetadata | None = None
 
 
-class TextDelta(_Event):
+class TextDelta(_Delta):
     """Appends to an open text block."""
 
     type: Literal["text-delta"] = "text-delta"
@@ -201,7 +233,7 @@ class ReasoningStart(_Event):
     provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningDelta(_Event):
+class ReasoningDelta(_Delta):
     """Appends to an open reasoning block."""
 
     type: Literal["reasoning-delta"] = "reasoning-delta"
@@ -241,7 +273,7 @@ class ToolCallStart(_Event):
     tool_metadata: dict[str, Any] | None = None
 
 
-class ToolCallArgsDelta(_Event):
+class ToolCallArgsDelta(_Delta):
     """Appends raw argument text (conventionally JSON) to an open tool call."""
 
     type: Literal["tool-call-args-delta"] = "tool-call-args-delta"
