@@ -67,6 +67,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..events import (
+    USAGE_COUNTS,
     ChatEvent,
     Citation,
     Custom,
@@ -144,13 +145,6 @@ STEP_RESET = "streamkit.step_reset"
 
 _MAX_SAFE = 2**53 - 1
 _STATE_EVENTS = frozenset({"state-snapshot", "state-update", "state-delta"})
-_USAGE_FIELDS = (
-    ("input_tokens", "inputTokens"),
-    ("output_tokens", "outputTokens"),
-    ("total_tokens", "totalTokens"),
-    ("reasoning_tokens", "reasoningTokens"),
-    ("cached_input_tokens", "cachedInputTokens"),
-)
 
 Frame = dict[str, Any]
 
@@ -161,7 +155,7 @@ def _usage(usage: Usage) -> Frame:
         out["provider"] = usage.provider
     if usage.model is not None:
         out["model"] = usage.model
-    for name, key in _USAGE_FIELDS:
+    for name, key in USAGE_COUNTS:
         value = getattr(usage, name)
         if value is not None and value <= _MAX_SAFE:
             out[key] = value

@@ -24,6 +24,7 @@ import jsonpatch
 import orjson
 
 from ..events import (
+    USAGE_COUNTS,
     ChatEvent,
     Citation,
     Custom,
@@ -236,17 +237,14 @@ def _prefix(kind: str, block_id: str) -> bytes:
 
 def _usage(usage: Usage) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in (
-        ("inputTokens", usage.input_tokens),
-        ("outputTokens", usage.output_tokens),
-        ("totalTokens", usage.total_tokens),
-        ("reasoningTokens", usage.reasoning_tokens),
-        ("cachedInputTokens", usage.cached_input_tokens),
-        ("provider", usage.provider),
-        ("model", usage.model),
-    ):
+    for name, key in USAGE_COUNTS:
+        value = getattr(usage, name)
         if value is not None:
             out[key] = value
+    if usage.provider is not None:
+        out["provider"] = usage.provider
+    if usage.model is not None:
+        out["model"] = usage.model
     return out
 
 

@@ -29,6 +29,7 @@ from .input import (
     last_user_text,
 )
 from .models import (
+    USAGE_COUNTS,
     ChatEvent,
     Citation,
     Custom,
@@ -72,6 +73,7 @@ from .models import (
 
 __all__ = [
     "APPROVAL_SCHEMA",
+    "USAGE_COUNTS",
     "Agent",
     "ApprovalState",
     "ChatEvent",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
+    "USAGE_COUNTS",
     "ChatEvent",
     "Citation",
     "Custom",
@@ -105,15 +106,31 @@ class _Part(BaseModel):
 
 
 class Usage(_Part):
-    """Token usage of a run (counts are non-negative integers; absent when unknown)."""
+    """Token usage of a run (counts are non-negative integers; absent when unknown).
+
+    ``input_tokens`` counts every input token, those read from and written to a prompt cache included;
+    ``cached_input_tokens`` are the ones read from the cache, ``cache_write_input_tokens`` the ones written to
+    it (the AI SDK's ``cacheReadTokens`` / ``cacheWriteTokens``)."""
 
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
     reasoning_tokens: int | None = Field(default=None, ge=0)
     cached_input_tokens: int | None = Field(default=None, ge=0)
+    cache_write_input_tokens: int | None = Field(default=None, ge=0)
     provider: str | None = None
     model: str | None = None
+
+
+USAGE_COUNTS: tuple[tuple[str, str], ...] = (
+    ("input_tokens", "inputTokens"),
+    ("output_tokens", "outputTokens"),
+    ("total_tokens", "totalTokens"),
+    ("reasoning_tokens", "reasoningTokens"),
+    ("cached_input_tokens", "cachedInputTokens"),
+    ("cache_write_input_tokens", "cacheWriteInputTokens"),
+)
+"""The token counts of :class:`Usage`, each with its name on the wire (both protocols write them camelCase)."""
 
 
 class Interrupt(_Part):

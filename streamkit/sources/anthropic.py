@@ -596,6 +596,7 @@ class AnthropicTranslator(StepTranslator):
             total_tokens=total,
             reasoning_tokens=u.get("thinking_tokens"),
             cached_input_tokens=read or None,
+            cache_write_input_tokens=created or None,
             provider=PROVIDER,
             model=self._model,
         )

@@ -268,6 +268,7 @@ class MessageTranslator(StepTranslator):
                     total_tokens=usage.get("total_tokens"),
                     reasoning_tokens=(usage.get("output_token_details") or {}).get("reasoning"),
                     cached_input_tokens=(usage.get("input_token_details") or {}).get("cache_read"),
+                    cache_write_input_tokens=(usage.get("input_token_details") or {}).get("cache_creation"),
                 ),
             )
         reason = event.response_metadata.get("finish_reason") or event.response_metadata.get("stop_reason")

@@ -153,6 +153,7 @@ def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
         total_tokens=plus(total.total_tokens, usage.total_tokens),
         reasoning_tokens=plus(total.reasoning_tokens, usage.reasoning_tokens),
         cached_input_tokens=plus(total.cached_input_tokens, usage.cached_input_tokens),
+        cache_write_input_tokens=plus(total.cache_write_input_tokens, usage.cache_write_input_tokens),
         provider=usage.provider or total.provider,
         model=usage.model or total.model,
     )

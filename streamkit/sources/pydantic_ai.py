@@ -400,6 +400,7 @@ class EventTranslator:
                 total_tokens=getattr(usage, "total_tokens", None),
                 reasoning_tokens=details.get("reasoning_tokens"),
                 cached_input_tokens=getattr(usage, "cache_read_tokens", None) or None,
+                cache_write_input_tokens=getattr(usage, "cache_write_tokens", None) or None,
             )
 
 

@@ -100,6 +100,7 @@ def test_run_finished_fields() -> None:
                 total_tokens=3,
                 reasoning_tokens=1,
                 cached_input_tokens=0,
+                cache_write_input_tokens=7,
                 provider="openai",
                 model="gpt",
             ),
@@ -121,6 +122,7 @@ def test_run_finished_fields() -> None:
                 "totalTokens": 3,
                 "reasoningTokens": 1,
                 "cachedInputTokens": 0,
+                "cacheWriteInputTokens": 7,
             }
         ],
         "metadata": {"k": "v", "finishReason": "length"},

@@ -249,7 +249,14 @@ def test_lifecycle_chunks() -> None:
         {"type": "start", "messageMetadata": {"a": 1}, "messageId": "given"},
         {"type": "finish", "finishReason": "length"},
     ]
-    usage = Usage(input_tokens=1, output_tokens=2, total_tokens=3, reasoning_tokens=0, cached_input_tokens=4)
+    usage = Usage(
+        input_tokens=1,
+        output_tokens=2,
+        total_tokens=3,
+        reasoning_tokens=0,
+        cached_input_tokens=4,
+        cache_write_input_tokens=5,
+    )
     assert run([RunFinished(usage=usage, metadata={"k": "v"}, result={"r": 1})])[-1] == {
         "type": "finish",
         "finishReason": "stop",
@@ -261,6 +268,7 @@ def test_lifecycle_chunks() -> None:
                 "totalTokens": 3,
                 "reasoningTokens": 0,
                 "cachedInputTokens": 4,
+                "cacheWriteInputTokens": 5,
             },
             "result": {"r": 1},
         },

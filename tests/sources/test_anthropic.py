@@ -308,6 +308,7 @@ async def test_citations_redacted_thinking_and_cache_usage() -> None:
     assert (citation.start_index, citation.end_index, citation.cited_text) == (0, 20, "The grass is green. ")
     usage = out[-1].usage  # type: ignore[union-attr]
     assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (2110, 2000, 5)
+    assert usage.cache_write_input_tokens == 100  # written to the cache, counted in input_tokens too
 
 
 async def test_an_http_error_status_ends_the_run_with_the_providers_message() -> None:
