@@ -67,6 +67,7 @@ __all__ = [
     "js_walk",
     "large",
     "needs_rewrite",
+    "offloaded",
     "shutdown_frames",
     "start_agent",
 ]
@@ -466,6 +467,12 @@ class JsText:
 _local = threading.local()
 
 
+def offloaded() -> bool:
+    """Whether this is a worker thread mapping an offloaded event (one :func:`heavy`, or that its mapper's
+    ``offload`` picked): the work at hand is large, and should be split with :func:`breathe` between pieces."""
+    return getattr(_local, "offloaded", False)
+
+
 def breathe() -> None:
     """In a worker thread mapping an offloaded event, let the event loop's thread have the interpreter now
     (it would wait for the switch interval otherwise); does nothing elsewhere."""
@@ -518,14 +525,18 @@ def large(value: Any, nodes: int = 2048, chars: int = 262144) -> bool:
             size += len(item)
         elif kind is dict:
             count += len(item)
+            if count > nodes:
+                return True
             size += sum(map(len, item)) if all(type(k) is str for k in item) else len(item)
             stack += item.values()
         elif kind is list or kind is tuple:
             count += len(item)
+            if count > nodes:
+                return True
             stack += item
         elif isinstance(item, BaseModel):
             stack.append(item.__dict__)
-        if count > nodes or size > chars:
+        if size > chars:
             return True
     return False
 
@@ -706,7 +717,18 @@ async def encode_frames(
         try:
             frames = feed(event)
             breathe()
-            return frames, encode(frames) if frames else b""
+            if not frames:
+                return frames, b""
+            # As encode(frames) writes them, each payload and the one join apart: copying a frame of many
+            # megabytes holds the interpreter a while, so the event loop gets its turn between the copies.
+            parts = [lead]
+            for i, f in enumerate(frames):
+                if i:
+                    parts.append(sep)
+                parts.append(payload_of(f))
+                breathe()
+            parts.append(b"\n\n")
+            return frames, b"".join(parts)
         finally:
             _local.offloaded = False
 

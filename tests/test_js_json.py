@@ -68,6 +68,9 @@ def test_changed_span() -> None:
 def test_large_is_a_bounded_look() -> None:
     assert not large({"a": [1, 2, {"b": "x" * 100}]})
     assert large(list(range(3000))) and large({"s": "x" * 300000}) and large([[0] * 1000] * 3)
+    # A container past the bound answers before its members are looked at (the look runs on the loop).
+    many = list(range(10**6))
+    assert large(many) and large({"docs": many}) and large(dict.fromkeys(map(str, range(3000))))
 
 
 # --- the AI SDK state part -----------------------------------------------------------------------------

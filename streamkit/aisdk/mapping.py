@@ -74,6 +74,7 @@ from ..sse import (
     js_walk,
     large,
     needs_rewrite,
+    offloaded,
 )
 from .request import STATE_PART_ID, to_ui_messages
 
@@ -842,7 +843,7 @@ class AISDKMapper:
         value = self._state
         if value is None or type(value) in (str, int, bool):
             return value
-        if self._state_size >= _FRAGMENT:  # the last state was large: this one likely is too
+        if self._state_size >= _FRAGMENT or offloaded():  # the last state was large, or this one is
             text = self._state_text.text(value)
             breathe()
             if text is not None and len(text) >= _FRAGMENT:
