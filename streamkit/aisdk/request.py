@@ -18,7 +18,7 @@ rejected, since the client sends back whatever it built from earlier streams.
 * sources, ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
 * ``system`` messages are dropped unless the app opts in: the history comes from the browser.
 * the last ``data-state`` part (see :data:`STATE_PART_ID`) becomes ``state``.
-* ``resume`` (an app key the page adds with ``sendMessage(undefined, { body: { resume } })``), the answers to
+* ``resume`` (a key the page adds with ``sendMessage(undefined, { body: { resume } })``), the answers to
   the interrupts that ended the previous run (its ``data-interrupt`` parts), becomes ``resume``: the same
   ``[{interruptId, status, payload?}]`` as AG-UI's ``RunAgentInput.resume``.
 * when the body continues an assistant message (``trigger`` ``submit-message`` with the ``messageId`` of
