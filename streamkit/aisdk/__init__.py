@@ -4,7 +4,8 @@
   ``data: [DONE]``); :class:`AISDKMapper` is the pure state machine behind it.
 * :func:`routes` mounts ``POST /api/chat`` (and the resume ``GET``) in a Starlette or FastAPI app;
   :class:`UIMessageStreamResponse` is the response for an endpoint of your own.
-* :class:`ChatRequest` models the ``useChat`` POST body; :func:`to_run_input` makes it a ``RunInput``.
+* :class:`ChatRequest` models the ``useChat`` POST body (with the page's ``resume`` answers to interrupts);
+  :func:`to_run_input` makes it a ``RunInput``.
 * :func:`fold` builds the final ``UIMessage`` from a stream, as the client does.
 """
 
@@ -18,6 +19,7 @@ from .request import (
     FileUIPart,
     ReasoningFileUIPart,
     ReasoningUIPart,
+    ResumeItem,
     SourceDocumentUIPart,
     SourceUrlUIPart,
     SteeringMessageUIPart,
@@ -51,6 +53,7 @@ __all__ = [
     "FileUIPart",
     "ReasoningFileUIPart",
     "ReasoningUIPart",
+    "ResumeItem",
     "SourceDocumentUIPart",
     "SourceUrlUIPart",
     "SteeringMessageUIPart",

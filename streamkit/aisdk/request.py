@@ -18,6 +18,9 @@ rejected, since the client sends back whatever it built from earlier streams.
 * sources, ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
 * ``system`` messages are dropped unless the app opts in: the history comes from the browser.
 * the last ``data-state`` part (see :data:`STATE_PART_ID`) becomes ``state``.
+* ``resume`` (a key the page adds with ``sendMessage(undefined, { body: { resume } })``), the answers to
+  the interrupts that ended the previous run (its ``data-interrupt`` parts), becomes ``resume``: the same
+  ``[{interruptId, status, payload?}]`` as AG-UI's ``RunAgentInput.resume``.
 * when the body continues an assistant message (``trigger`` ``submit-message`` with the ``messageId`` of
   the last message, an assistant one), its id becomes ``message_id``.
 * app keys go to ``extra``.
@@ -38,6 +41,7 @@ from ..events import (
     Message,
     Part,
     ReasoningPart,
+    ResumeEntry,
     RunInput,
     TextPart,
     ToolCallPart,
@@ -54,6 +58,7 @@ __all__ = [
     "FileUIPart",
     "ReasoningFileUIPart",
     "ReasoningUIPart",
+    "ResumeItem",
     "SourceDocumentUIPart",
     "SourceUrlUIPart",
     "SteeringMessageUIPart",
@@ -291,13 +296,30 @@ class UIMessage(_Loose):
     parts: list[UIPart] = Field(default_factory=list)
 
 
+class ResumeItem(_Loose):
+    """The answer to an interrupt that ended the previous run (a ``data-interrupt`` part, by its id).
+
+    The shape of AG-UI's ``RunAgentInput.resume`` items: ``status`` ``"resolved"`` with the answer as
+    ``payload``, or ``"cancelled"``. It reaches the agent as a :class:`~streamkit.events.ResumeEntry`.
+    """
+
+    interruptId: str
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+
+
 class ChatRequest(_Loose):
-    """The body ``DefaultChatTransport`` posts; app keys (from ``body`` options) are kept as extras."""
+    """The body ``DefaultChatTransport`` posts; app keys (from ``body`` options) are kept as extras.
+
+    ``resume`` is the one body key streamkit reads besides the transport's own: the page's answers to the
+    previous run's interrupts, sent with ``sendMessage(undefined, { body: { resume: [...] } })``.
+    """
 
     id: str
     messages: list[UIMessage]
     trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
     messageId: str | None = None
+    resume: list[ResumeItem] | None = None
 
     @property
     def app_keys(self) -> dict[str, Any]:
@@ -447,6 +469,9 @@ def to_run_input(
         run_id=run_id or f"run-{uuid.uuid4().hex}",
         messages=messages,
         state=_last_state(request.messages),
+        resume=[
+            ResumeEntry(interrupt_id=r.interruptId, status=r.status, payload=r.payload) for r in request.resume or ()
+        ],
         message_id=continued.id if continued is not None else None,
         principal=principal,
         extra=request.app_keys,

@@ -117,14 +117,18 @@ class UIMessageStreamResponse(EventStreamResponse):
 
 
 def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
-    """The mapper for a request: the continued message's id, tool calls and approvals, the client's state."""
+    """The mapper for a request: the continued message's id, tool calls and approvals, the client's state.
+
+    The interrupts the request answers (``resume``) count as known approvals, as on AG-UI: the agent may
+    report the answer to one of them (a ``ToolApprovalResponse``) in this run.
+    """
     tool_ids, approval_ids = known_ids(continued_message(request))
     return AISDKMapper(
         sdk_version=sdk_version,
         message_id=run.message_id,
         strict=strict,
         known_tool_calls=tool_ids,
-        known_approvals=approval_ids,
+        known_approvals=[*approval_ids, *(r.interrupt_id for r in run.resume)],
         state=run.state,
         continuation=run.message_id is not None,
     )

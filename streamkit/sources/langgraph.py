@@ -38,9 +38,11 @@ and parser inside a node) and without the state or the interrupts; ``updates`` i
 **Interrupts.** ``interrupt(value)`` ends the run with ``RunFinished(interrupts=[...])``: one
 :class:`~streamkit.events.Interrupt` per pending LangGraph interrupt (its id, reason ``"interrupt"``, the
 value as ``message`` when it is text, else in ``metadata["value"]``, and the interrupt's
-``response_schema`` when it has one). The next request's ``resume`` entries (AG-UI ``resume``) resume the
-graph with ``Command(resume={interrupt_id: payload})``; a ``cancelled`` entry resumes with
-``cancel_value`` (``None`` by default). Interrupts need a checkpointer (LangGraph's rule).
+``response_schema`` when it has one). The next request's ``resume`` entries (AG-UI ``resume``; from
+``useChat``, ``sendMessage(undefined, { body: { resume } })`` answering the ``data-interrupt`` parts) resume
+the graph with ``Command(resume={interrupt_id: payload})``; a ``cancelled`` entry resumes with
+``cancel_value`` (``None`` by default). Entries for interrupts the thread does not hold are ignored (the
+request runs as a new turn). Interrupts need a checkpointer (LangGraph's rule).
 
 **Errors.** An exception raised inside the graph ends the run with a ``RunError`` (its message, the HTTP
 status as the code for a model SDK's error), after closing what was open; it never escapes.

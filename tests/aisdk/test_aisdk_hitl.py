@@ -1,14 +1,22 @@
 """AI SDK side of human in the loop: the request conversion keeps history causal, and the chunks an
-approval or a frontend tool produce (exact, before the real clients see them in tests/demo)."""
+approval or a frontend tool produce (exact, before the real clients see them in tests/demo); an interrupt
+answered from the real ``Chat`` with ``body.resume``."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+from starlette.applications import Starlette
+
+from conftest import JsOracle
+from streamkit import aisdk
 from streamkit.aisdk import AISDKMapper, ChatRequest, to_run_input
 from streamkit.events import (
+    ChatEvent,
     Interrupt,
     RunFinished,
+    RunInput,
     RunStarted,
     StepFinished,
     StepStarted,
@@ -140,3 +148,57 @@ def test_an_interrupt_for_an_approved_call_is_that_approval() -> None:
     chunks = _chunks(AISDKMapper(), *base, RunFinished(interrupts=[same, other]))
     assert [c["id"] for c in chunks if c["type"] == "data-interrupt"] == ["i2"]
     assert chunks[-1] == {"type": "finish", "finishReason": "interrupted"}
+
+
+CITY = Interrupt(
+    id="pick-city",
+    reason="input_required",
+    message="Which city?",
+    response_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+async def booking(run: RunInput) -> AsyncIterator[ChatEvent]:
+    """A core of its own (no framework): asks which city with an interrupt, answers from ``run.resume``."""
+    yield RunStarted(message_id=run.message_id)
+    answer = hitl.resume_entry(run, CITY.id)
+    if answer is None:
+        yield RunFinished(interrupts=[CITY])
+        return
+    city = answer.payload["city"] if answer.status == "resolved" else None
+    yield TextStart(id="t")
+    yield TextDelta(id="t", delta=f"Booked {city}." if city else "Nothing booked.")
+    yield TextEnd(id="t")
+    yield RunFinished()
+
+
+def test_any_core_reads_the_answer_use_chat_sends_for_its_interrupt(js: JsOracle, live_server: Any) -> None:
+    url = live_server(Starlette(routes=aisdk.routes(booking, strict=True))).url
+    steps = [
+        {"do": "sendMessage", "args": {"text": "Book a trip."}},
+        {"do": "answerInterrupts", "args": {"status": "resolved", "payload": {"city": "Lyon"}}},
+        {"do": "sendMessage", "args": {"text": "Another one."}},
+        {"do": "answerInterrupts", "args": {"status": "cancelled"}},
+    ]
+    answer = js.call("aisdk", {"api": f"{url}/api/chat", "steps": steps})
+    assert answer["ok"] and answer["warnings"] == [], answer
+    chat = answer["result"]
+    assert chat["error"] is None, chat["error"]
+    assert [f["finishReason"] for f in chat["finishes"]] == ["interrupted", "stop", "interrupted", "stop"]
+    first = chat["messages"][1]
+    [part] = [p for p in first["parts"] if p["type"] == "data-interrupt"]
+    assert part == {
+        "type": "data-interrupt",
+        "id": "pick-city",
+        "data": {"id": "pick-city", "reason": "input_required", "message": "Which city?",
+                 "responseSchema": CITY.response_schema},
+    }  # fmt: skip
+    assert [p["text"] for p in first["parts"] if p["type"] == "text"] == ["Booked Lyon."]  # the same message
+    assert [p["text"] for p in chat["message"]["parts"] if p["type"] == "text"] == ["Nothing booked."]
+    resumes = [r["body"].get("resume") for r in chat["requests"]]
+    assert resumes == [
+        None,
+        [{"interruptId": "pick-city", "status": "resolved", "payload": {"city": "Lyon"}}],
+        None,
+        [{"interruptId": "pick-city", "status": "cancelled"}],
+    ]

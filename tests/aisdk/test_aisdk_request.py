@@ -309,6 +309,40 @@ def test_unknown_parts_and_keys_are_kept_but_ignored() -> None:
     assert to_run_input(request).messages[0].parts == [TextPart(text="hi")]
 
 
+def test_resume_answers_the_interrupts_in_the_shape_ag_ui_uses() -> None:
+    from streamkit.agui import parse_run_agent_input
+    from streamkit.agui import to_run_input as agui_run_input
+
+    resume = [
+        {"interruptId": "i1", "status": "resolved", "payload": {"send": True, "to": ["ops"]}},
+        {"interruptId": "i2", "status": "cancelled"},
+        {"interruptId": "not-raised", "status": "resolved", "payload": "yes", "metadata": {"by": "page"}},
+    ]
+    request = ChatRequest.model_validate(body_with(resume=resume, tenant="acme"))
+    run = to_run_input(request)
+    assert [(r.interrupt_id, r.status, r.payload) for r in run.resume] == [
+        ("i1", "resolved", {"send": True, "to": ["ops"]}),
+        ("i2", "cancelled", None),
+        ("not-raised", "resolved", "yes"),  # an id the last run did not raise passes, as on AG-UI
+    ]
+    assert run.extra == {"tenant": "acme"}  # resume is streamkit's key, not the app's
+    agui = agui_run_input(parse_run_agent_input({"threadId": "chat", "runId": "r", "messages": [], "resume": resume}))
+    assert agui.resume == run.resume  # one shape, one neutral form, whichever protocol the page speaks
+    for absent in (body_with(), body_with(resume=None), body_with(resume=[])):
+        assert to_run_input(ChatRequest.model_validate(absent)).resume == []
+
+
+def test_resume_ids_are_known_approvals_of_the_run() -> None:
+    from streamkit.aisdk.routes import mapper_for
+    from streamkit.events import ToolApprovalResponse
+
+    request = ChatRequest.model_validate(body_with(resume=[{"interruptId": "approval-c1", "status": "resolved"}]))
+    mapper = mapper_for(request, to_run_input(request), strict=True)
+    mapper.feed(RunStarted())
+    # the agent may report the answer to an interrupt the request resumes (strict: an unknown id would raise)
+    assert mapper.feed(ToolApprovalResponse(id="approval-c1", approved=True))[0]["approvalId"] == "approval-c1"
+
+
 def test_steering_messages_become_user_messages() -> None:
     assistant = {
         "id": "a1",
@@ -355,6 +389,16 @@ def test_steering_messages_become_user_messages() -> None:
             "messages.0.parts.0.toolName",
         ),
         (body_with({"type": "source-document", "sourceId": "s", "mediaType": "x"}), "messages.0.parts.0.title"),
+        (body_with(resume={"interruptId": "i", "status": "resolved"}), "resume"),
+        (body_with(resume=["i"]), "resume.0"),
+        (body_with(resume=[{"status": "resolved"}]), "resume.0.interruptId"),
+        (body_with(resume=[{"interruptId": 7, "status": "resolved"}]), "resume.0.interruptId"),
+        (body_with(resume=[{"interruptId": "i"}]), "resume.0.status"),
+        (body_with(resume=[{"interruptId": "i", "status": "approved"}]), "resume.0.status"),
+        (
+            body_with(resume=[{"interruptId": "i", "status": "resolved"}, {"interruptId": "j", "status": 1}]),
+            "resume.1.status",
+        ),
     ],
 )
 def test_malformed_bodies_name_the_field(body: dict[str, Any], field: str) -> None:

@@ -139,6 +139,12 @@ async def test_a_continuation_reuses_the_message_and_reaches_its_tool_calls() ->
             "messages.0.parts.0.text",
         ),
         (orjson.dumps({**BODY, "trigger": "nope"}), {"content-type": "application/json"}, 422, "trigger"),
+        (
+            orjson.dumps({**BODY, "resume": [{"interruptId": "i", "status": "later"}]}),
+            {"content-type": "application/json"},
+            422,
+            "resume.0.status",
+        ),
         (b"[" * 100 + b"]" * 100, {"content-type": "application/json"}, 400, "limits.max_json_depth"),
     ],
 )

@@ -11,6 +11,9 @@
 //                                                 do: sendMessage | regenerate | addToolOutput | addToolApprovalResponse
 //                                                 | answerApprovals ({approved: bool | bool[], reason?}: answers
 //                                                 every approval-requested part of the last message, in order)
+//                                                 | answerInterrupts ({status?, payload?, text?}: answers every
+//                                                 data-interrupt part of the last message by its id, with
+//                                                 sendMessage(text ? {text} : undefined, {body: {resume}}))
 //   auto: "toolCalls" | "approvals" | "both"      sendAutomaticallyWhen, for the automatic continuation requests
 //   clientTools: {toolName: output}               frontend tools: onToolCall answers their calls with addToolOutput
 //   api: "http://..."                             talk to a live server instead of serving `body`
@@ -191,6 +194,20 @@ async function runChat(pkg, version, req) {
       for (const [i, part] of asked.entries()) {
         await chat.addToolApprovalResponse({ id: part.approval.id, approved: answers[i], reason: step.args.reason });
       }
+      await settle(chat, requests);
+      continue;
+    }
+    if (step.do === "answerInterrupts") {
+      // what a page does with the data-interrupt parts it shows: answer each by id in the next request's body
+      const last = chat.messages[chat.messages.length - 1];
+      const asked = (last?.parts ?? []).filter((p) => p.type === "data-interrupt");
+      const resume = asked.map((p) => ({
+        interruptId: p.id,
+        status: step.args?.status ?? "resolved",
+        ...(step.args?.payload === undefined ? {} : { payload: step.args.payload }),
+      }));
+      const message = step.args?.text == null ? undefined : { text: step.args.text };
+      await chat.sendMessage(message, { body: { resume } });
       await settle(chat, requests);
       continue;
     }

@@ -427,7 +427,7 @@ def test_interrupt_and_resume_through_the_real_ag_ui_client(js: JsOracle, live_s
     assert [m["role"] for m in again["messages"]] == ["user", "assistant"]  # nothing new, nothing lost
     assert len(model.calls) == 1  # no second model call: the graph resumed at the review node
 
-    # useChat has no resume: the interrupt reaches it as a data part of the message
+    # useChat: the interrupt reaches it as a data part of the message (answered below, from useChat too)
     model = ScriptedChatModel(turns=[chunks("m1", "Report ready.")], calls=[])
     url = serve(live_server, LangGraphAgent(agent_graph(model, checkpointer=InMemorySaver(), approve=True)))
     chat = aisdk_chat(js, url)
@@ -435,6 +435,129 @@ def test_interrupt_and_resume_through_the_real_ag_ui_client(js: JsOracle, live_s
     [part] = [p for p in chat["message"]["parts"] if p["type"] == "data-interrupt"]
     assert part["data"]["reason"] == "interrupt"
     assert part["data"]["metadata"] == {"value": {"question": "Send the report?", "plan": ["call 1"]}}
+
+
+def report_graph(model: ScriptedChatModel) -> Any:
+    """``agent`` (the model) then ``review``: asks with ``interrupt()`` whether to send the report and says
+    what it did with the answer (a whole ``AIMessage``), also in the state's plan."""
+
+    async def agent(state: PlanState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def review(state: PlanState) -> dict[str, Any]:
+        answer = interrupt({"question": "Send the report?"})
+        if isinstance(answer, dict) and answer.get("send"):
+            text = f"Report sent to {', '.join(answer['to'])}."
+        else:
+            text = f"Report not sent ({answer!r})."
+        reply = AIMessage(content=text, id=f"review-{len(state['messages'])}")
+        return {"messages": [reply], "plan": [*state.get("plan", []), f"review: {answer!r}"]}
+
+    builder = StateGraph(PlanState)
+    builder.add_node("agent", agent)
+    builder.add_node("review", review)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "review")
+    builder.add_edge("review", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def texts(message: dict[str, Any]) -> list[str]:
+    return [p["text"] for p in message["parts"] if p["type"] == "text"]
+
+
+@pytest.mark.parametrize("version", [7, 6, 5])
+def test_use_chat_answers_an_interrupt_and_the_graph_resumes(js: JsOracle, live_server: Any, version: int) -> None:
+    model = ScriptedChatModel(turns=[chunks("m1", "Report ready."), chunks("m2", "Glad to help.")], calls=[])
+    agent = LangGraphAgent(report_graph(model))
+    url = live_server(Starlette(routes=aisdk.routes(agent, sdk_version=version, strict=True))).url
+    answer = {"send": True, "to": ["ops", "legal"]}
+    chat = aisdk_chat(
+        js,
+        url,
+        version=version,
+        steps=[
+            {"do": "sendMessage", "args": {"text": "Write the report."}},
+            # the page answers the data-interrupt part: sendMessage(undefined, {body: {resume: [...]}})
+            {"do": "answerInterrupts", "args": {"status": "resolved", "payload": answer}},
+            {"do": "sendMessage", "args": {"text": "Thanks."}},
+        ],
+    )
+    assert chat["error"] is None, chat["error"]
+    # run 1 paused on the interrupt (ai 5 and 6 have no "interrupted": the stream says "other")
+    paused = "interrupted" if version == 7 else "other"
+    assert [f["finishReason"] for f in chat["finishes"]] == [paused, "stop", paused]
+    first, second, third = (r["body"] for r in chat["requests"])
+    assert "resume" not in first
+    [interrupt_id] = [e["interruptId"] for e in second["resume"]]
+    assert second["resume"] == [{"interruptId": interrupt_id, "status": "resolved", "payload": answer}]
+    # the answer continues the interrupted assistant message (no new user message)
+    assert second["trigger"] == "submit-message" and second["messageId"] == first_assistant(chat)["id"]
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant"]
+    assert "resume" not in third  # a per-request body: the answer is sent once
+
+    # run 2 resumed the graph at the review node with Command(resume=...): no second model call for it
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant", "user", "assistant"]
+    assistant, assistant2 = chat["messages"][1], chat["messages"][3]
+    [asked] = [p for p in assistant["parts"] if p["type"] == "data-interrupt"]
+    assert asked["id"] == interrupt_id and asked["data"]["metadata"] == {"value": {"question": "Send the report?"}}
+    assert texts(assistant) == ["Report ready.", "Report sent to ops, legal."]
+    states = [p["data"] for p in assistant["parts"] if p["type"] == "data-state"]
+    assert states == [{"plan": [f"review: {answer!r}"]}]
+    # the conversation goes on from the checkpoint: each message once, the review's reply included
+    assert [(type(m).__name__, m.content) for m in model.calls[1]] == [
+        ("HumanMessage", "Write the report."),
+        ("AIMessage", "Report ready."),
+        ("AIMessage", "Report sent to ops, legal."),
+        ("HumanMessage", "Thanks."),
+    ]
+    assert texts(assistant2) == ["Glad to help."]
+    assert [p["type"] for p in assistant2["parts"]].count("data-interrupt") == 1  # the review asks again
+
+
+def first_assistant(chat: dict[str, Any]) -> dict[str, Any]:
+    return next(m for m in chat["messages"] if m["role"] == "assistant")
+
+
+def test_use_chat_cancels_an_interrupt_with_a_message_of_its_own(js: JsOracle, live_server: Any) -> None:
+    model = ScriptedChatModel(turns=[chunks("m1", "Report ready.")], calls=[])
+    agent = LangGraphAgent(report_graph(model), cancel_value="cancelled by the user")
+    url = live_server(Starlette(routes=aisdk.routes(agent, strict=True))).url
+    chat = aisdk_chat(
+        js,
+        url,
+        steps=[
+            {"do": "sendMessage", "args": {"text": "Write the report."}},
+            {"do": "answerInterrupts", "args": {"status": "cancelled", "text": "No, keep it."}},
+        ],
+    )
+    assert chat["error"] is None, chat["error"]
+    assert [f["finishReason"] for f in chat["finishes"]] == ["interrupted", "stop"]
+    second = chat["requests"][1]["body"]
+    assert [(e["status"], "payload" in e) for e in second["resume"]] == [("cancelled", False)]
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert texts(chat["message"]) == ["Report not sent ('cancelled by the user')."]
+    assert len(model.calls) == 1  # resumed at the review node, with the agent's cancel_value
+
+
+def test_an_answer_to_an_interrupt_the_thread_does_not_hold_resumes_nothing(js: JsOracle, live_server: Any) -> None:
+    # as on AG-UI: an entry for an interrupt that is not pending is ignored and the request runs as a new turn
+    model = ScriptedChatModel(turns=[chunks("m1", "Report ready."), chunks("m2", "Again.")], calls=[])
+    agent = LangGraphAgent(report_graph(model))
+    url = live_server(Starlette(routes=aisdk.routes(agent, strict=True))).url
+    stale = {"body": {"resume": [{"interruptId": "not-raised", "status": "resolved", "payload": {"send": True}}]}}
+    chat = aisdk_chat(
+        js,
+        url,
+        steps=[
+            {"do": "sendMessage", "args": {"text": "Write the report."}},
+            {"do": "sendMessage", "args": [{"text": "Start over."}, stale]},
+        ],
+    )
+    assert chat["error"] is None, chat["error"]
+    assert [f["finishReason"] for f in chat["finishes"]] == ["interrupted", "interrupted"]
+    assert texts(chat["message"]) == ["Again."]  # the model ran again; the review did not take the answer
+    assert not any("Report sent" in t for m in chat["messages"] for t in texts(m) if m["role"] == "assistant")
 
 
 def test_resume_maps_entries_to_command_and_cancel_value() -> None:
