@@ -739,7 +739,8 @@ def responses_input(run: RunInput) -> list[dict[str, Any]]:
     ``output``/``error``), each a member of the API's input items, sent in full so that ``store=False``
     needs no stored item (the API takes a ``web_search_call`` back so). Other ``*_call`` items (a
     computer, shell or patch call, answered by an ``*_output`` item the history does not keep), a search
-    without its ``action``, and a call whose result was never recorded are left out.
+    without its ``action``, a call whose result was never recorded and one without its OpenAI item id
+    (another provider's) are left out.
     """
     out: list[dict[str, Any]] = []
     results = _results(run.messages)
@@ -812,7 +813,7 @@ def _hosted_item(call: ToolCallPart, result: ToolResultPart | None) -> dict[str,
     fields); None for an item the API cannot take back (see :func:`responses_input`)."""
     meta = (call.provider_metadata or {}).get(PROVIDER) or {}
     kind = meta.get("itemType") or f"{call.name}_call"
-    item_id = meta.get("itemId") or call.id
+    item_id = meta.get("itemId")  # none: a tool another provider ran
     if kind not in _HOSTED_ITEMS or not isinstance(item_id, str) or result is None or result.error is not None:
         return None
     output = result.output

@@ -276,3 +276,22 @@ def test_responses_hosted_items_are_replayed_with_their_required_fields() -> Non
         {"type": "mcp_call", "id": "mcp_1", "name": "roll", "arguments": "{}", "server_label": "dice", "output": "4"},
         {"type": "file_search_call", "id": "fs_1", "queries": ["q"], "status": "completed", "results": []},
     ]
+
+
+def test_snapshots_of_either_protocol_keep_the_provider_data() -> None:
+    meta = {"anthropic": {"blockType": "server_tool_use"}}
+    result_meta = {"anthropic": {"blockType": "web_search_tool_result"}}
+    parts: list[Any] = [
+        ToolCallPart(id=USE["id"], name="web_search", input={"query": "q"}, provider_executed=True,
+                     provider_metadata=meta),
+        ToolResultPart(id=USE["id"], name="web_search", output=RESULT["content"], provider_metadata=result_meta),
+    ]  # fmt: skip
+    history = [Message(id="a1", role="assistant", parts=parts)]
+    ui = aisdk.to_ui_messages(history)
+    body = {"id": "c", "trigger": "submit-message", "messages": ui}
+    assert aisdk.to_run_input(aisdk.parse_chat_request(body)).messages == history
+    body = {"threadId": "t", "runId": "r", "messages": agui.to_agui_messages(history), "tools": [], "context": []}
+    back = agui.to_run_input(agui.parse_run_agent_input({**body, "state": {}, "forwardedProps": {}})).messages
+    call, result = [p for m in back for p in m.parts]
+    assert call == parts[0] and result.provider_metadata == result_meta
+    assert json.loads(result.output) == RESULT["content"]  # AG-UI keeps a result as JSON text
