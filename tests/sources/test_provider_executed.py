@@ -35,7 +35,7 @@ from streamkit.events import (
     ToolResult,
     ToolResultPart,
 )
-from streamkit.sources.anthropic import AnthropicAgent, to_anthropic_messages
+from streamkit.sources.anthropic import AnthropicAgent, AnthropicTranslator, to_anthropic_messages
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
 
@@ -163,6 +163,21 @@ def test_anthropic_server_tool_survives_the_browser_clients(js: JsOracle) -> Non
     assert call["metadata"]["providerExecuted"] is True
     run = agui.to_run_input(agui.parse_run_agent_input(sent))
     assert asyncio.run(anthropic_next_request(run)) == expected
+
+
+def test_anthropic_result_blocks_keep_their_caller() -> None:
+    # anthropic-sdk-python's recorded search (stream-a-toolrefusal.sse): its result block names its caller
+    lines = recorded("anthropic_server_tool_refusal.sse").decode().splitlines()
+    translator = AnthropicTranslator("p")
+    for line in lines:
+        if line.startswith("data:"):
+            translator.feed(json.loads(line[5:]))
+    translator.close()
+    use, result = recorded_blocks("anthropic_server_tool_refusal.sse")[:2]
+    assert result["caller"] == {"type": "direct"}
+    sent = to_anthropic_messages([Message(id="a1", role="assistant", parts=translator.parts)])
+    query = {"query": "solar eclipse viewing safety news 2026"}
+    assert sent[0]["content"][:2] == [{**use, "input": query}, result]
 
 
 def test_anthropic_mcp_calls_and_failed_searches_go_back_as_they_came() -> None:
