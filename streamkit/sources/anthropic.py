@@ -431,8 +431,8 @@ class AnthropicTranslator(StepTranslator):
     search results also as ``Source``\\ s); the call's and the result's provider metadata name the block
     kind (``anthropic.blockType``, with ``serverName`` and ``caller`` where given, and an error result's
     own ``content``), so :func:`to_anthropic_messages` sends them back as they came. Other block types
-    become ``ProviderPart``\\ s. ``message_delta``
-    gives the finish reason and usage, ``error`` ends the step with a ``RunError``.
+    become ``ProviderPart``\\ s. ``message_delta`` gives the finish reason and usage, ``error`` ends the
+    step with a ``RunError``.
     """
 
     provider = PROVIDER

@@ -828,7 +828,7 @@ def _hosted_item(call: ToolCallPart, result: ToolResultPart | None) -> dict[str,
     if call.input not in (None, {}):
         item["action"] = call.input
     elif kind == "web_search_call":
-        return None  # a search item without its action is not accepted back
+        return None  # the API's web_search_call input item requires its action
     for key in _NULLABLE.get(kind, ()):
         item.setdefault(key, None)
     if kind != "mcp_call":
