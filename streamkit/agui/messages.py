@@ -11,7 +11,8 @@ of their own, so one neutral message may become several AG-UI messages:
 * ``tool`` → one ``tool`` message per result (the first keeps the message id).
 
 A failed tool result has its error text as ``content`` and ``error``, and ``metadata.isError``; a denied one
-``metadata.denied`` (as when streamed). A tool call's approval and ``dynamic`` flag go in its ``metadata``.
+``metadata.denied`` (as when streamed). A tool call's approval, ``dynamic`` and ``providerExecuted`` flags and
+``providerMetadata`` go in its ``metadata`` (a result's ``providerMetadata`` in the tool message's).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def _tool_message(mid: str, part: ToolResultPart) -> dict[str, Any]:
         out["metadata"] = {"isError": True}
     else:
         out["content"] = tool_content(part.output)
+    if part.provider_metadata is not None:
+        out["metadata"] = {**out.get("metadata", {}), "providerMetadata": js_value(part.provider_metadata)}
     return out
 
 
@@ -73,6 +76,10 @@ def _tool_call(part: ToolCallPart) -> dict[str, Any]:
         extra["approval"] = part.approval.model_dump(exclude_none=True)
     if part.dynamic:
         extra["dynamic"] = True
+    if part.provider_executed:
+        extra["providerExecuted"] = True
+    if part.provider_metadata is not None:
+        extra["providerMetadata"] = js_value(part.provider_metadata)
     if extra:
         call["metadata"] = extra
     return call

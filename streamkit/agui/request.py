@@ -166,11 +166,13 @@ class FunctionCall(_Model):
 
 
 class ToolCall(_Model):
-    """One tool call of an assistant message."""
+    """One tool call of an assistant message; ``metadata`` is what the client merged into it from the
+    call's ``TOOL_CALL_START``/``TOOL_CALL_END`` events (``providerExecuted``, ``providerMetadata``...)."""
 
     id: str
     type: Literal["function"] = "function"
     function: FunctionCall
+    metadata: dict[str, Any] | None = None
 
 
 class AssistantMessage(_Message):
@@ -375,6 +377,14 @@ def _tool_output(content: str | list[TextContent | MediaPart | BinaryPart]) -> A
     return [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in content]
 
 
+def _provider_metadata(metadata: Any) -> dict[str, dict[str, Any]] | None:
+    """The ``providerMetadata`` a tool call's or result's metadata carries (as the mapping streamed it)."""
+    value = metadata.get("providerMetadata") if isinstance(metadata, dict) else None
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        return value
+    return None
+
+
 def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
     metadata = message.metadata
     if isinstance(message, (DeveloperMessage, SystemMessage)):
@@ -387,7 +397,16 @@ def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
             parts.append(TextPart(text=message.content))
         for call in message.tool_calls or ():
             tool_names[call.id] = call.function.name
-            parts.append(ToolCallPart(id=call.id, name=call.function.name, input=_arguments(call.function.arguments)))
+            meta = call.metadata or {}
+            parts.append(
+                ToolCallPart(
+                    id=call.id,
+                    name=call.function.name,
+                    input=_arguments(call.function.arguments),
+                    provider_executed=meta.get("providerExecuted") is True,
+                    provider_metadata=_provider_metadata(meta),
+                )
+            )
         return Message(id=message.id, role="assistant", parts=parts, metadata=metadata)
     if isinstance(message, ToolMessage):
         result = ToolResultPart(
@@ -395,6 +414,7 @@ def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
             name=tool_names.get(message.tool_call_id),
             output=_tool_output(message.content),
             error=message.error,
+            provider_metadata=_provider_metadata(metadata),
         )
         return Message(id=message.id, role="tool", parts=[result], metadata=metadata)
     if isinstance(message, ReasoningMessage):

@@ -9,7 +9,8 @@ rejected, since the client sends back whatever it built from earlier streams.
 
 * ``text``, ``file``, ``reasoning`` (and ``reasoning-file``) parts become neutral parts; each tool part
   becomes a :class:`~streamkit.events.ToolCallPart` (with its approval, if any) followed, once the call has
-  an outcome, by a :class:`~streamkit.events.ToolResultPart` in the same message; a ``steering-message``
+  an outcome, by a :class:`~streamkit.events.ToolResultPart` in the same message (``providerExecuted``,
+  ``callProviderMetadata`` and ``resultProviderMetadata`` kept on them); a ``steering-message``
   part becomes a user message between the two halves of its assistant message.
 * each step of an assistant message (its parts from one ``step-start`` to the next) becomes an assistant
   message of its own, as the AI SDK's ``convertToModelMessages`` splits it, so the history stays causal: a
@@ -389,12 +390,16 @@ def _tool_to_neutral(part: ToolUIPart | DynamicToolUIPart) -> list[Part]:
             input=part.input,
             approval=approval,
             dynamic=isinstance(part, DynamicToolUIPart),
+            provider_executed=part.providerExecuted is True,
+            provider_metadata=part.callProviderMetadata,
         )
     ]
+    meta = part.resultProviderMetadata
     if part.state == "output-available":
-        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, output=part.output))
+        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, output=part.output, provider_metadata=meta))
     elif part.state == "output-error":
-        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, error=part.errorText or ""))
+        error = part.errorText or ""
+        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, error=error, provider_metadata=meta))
     elif part.state == "output-denied":
         out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, denied=True))
     return out
@@ -488,6 +493,10 @@ def _ui_tool_part(part: ToolCallPart) -> dict[str, Any]:
     out["toolCallId"] = part.id
     out["state"] = "input-available"
     out["input"] = part.input
+    if part.provider_executed:
+        out["providerExecuted"] = True
+    if part.provider_metadata is not None:
+        out["callProviderMetadata"] = part.provider_metadata
     if part.approval is not None:
         approval: dict[str, Any] = {"id": part.approval.id}
         if part.approval.approved is None:
@@ -512,6 +521,8 @@ def _apply_result(tool: dict[str, Any], result: ToolResultPart) -> None:
     else:
         tool["state"] = "output-available"
         tool["output"] = result.output
+    if result.provider_metadata is not None:
+        tool["resultProviderMetadata"] = result.provider_metadata
 
 
 def to_ui_messages(messages: list[Message]) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import ChatEvent
+from .models import ChatEvent, ProviderMetadata
 
 __all__ = [
     "Agent",
@@ -78,7 +78,12 @@ class ApprovalState(_Model):
 
 
 class ToolCallPart(_Model):
-    """A tool call the assistant made: ``input`` is the parsed input (raw text when it did not parse)."""
+    """A tool call the assistant made: ``input`` is the parsed input (raw text when it did not parse).
+
+    ``provider_executed`` marks a tool the model provider ran itself (a web search, code execution): its
+    result belongs to the provider's own turn, not to a tool message. ``provider_metadata`` is what the
+    provider attached to the call (the kind of block or item it came as), as the client sent it back.
+    """
 
     type: Literal["tool-call"] = "tool-call"
     id: str
@@ -86,10 +91,15 @@ class ToolCallPart(_Model):
     input: Any = None
     approval: ApprovalState | None = None
     dynamic: bool = False
+    provider_executed: bool = False
+    provider_metadata: ProviderMetadata | None = None
 
 
 class ToolResultPart(_Model):
-    """The outcome of the tool call ``id``: ``output``, or ``error`` text, or ``denied``."""
+    """The outcome of the tool call ``id``: ``output``, or ``error`` text, or ``denied``.
+
+    ``provider_metadata`` is what the provider attached to the result (the result block's kind, the
+    provider's own error content), as the client sent it back."""
 
     type: Literal["tool-result"] = "tool-result"
     id: str
@@ -97,6 +107,7 @@ class ToolResultPart(_Model):
     output: Any = None
     error: str | None = None
     denied: bool = False
+    provider_metadata: ProviderMetadata | None = None
 
 
 Part: TypeAlias = Annotated[

@@ -7,6 +7,8 @@ The three parts every source has:
    for the pieces). Reasoning goes back as ``thinking`` blocks with the ``signature`` the stream gave
    (restored from the part's provider metadata, or from the AG-UI ``encryptedValue``), redacted thinking as
    ``redacted_thinking``: Anthropic rejects a tool-use continuation whose thinking lost its signature.
+   Tools Anthropic ran itself go back as their ``server_tool_use`` block with its ``*_tool_result`` block
+   right after it, in the same assistant turn.
 2. **Stream translation**: :class:`AnthropicTranslator` is the pure state machine (one raw stream event in,
    ``ChatEvent``\\ s out); :func:`message_events` wraps it into a well-formed run. It reads the ``anthropic``
    SDK's raw events (``client.messages.create(..., stream=True)``) or the same events as plain dicts.
@@ -215,6 +217,58 @@ def _result_block(call_id: str, result: ToolResultPart | None, call: ToolCallPar
     return block
 
 
+def _provider_result(value: Any) -> Any:
+    """A provider-executed tool's output as structured data (AG-UI keeps tool results as JSON text)."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return parsed if isinstance(parsed, list | dict) else value
+    return value
+
+
+def _server_blocks(call: ToolCallPart, result: ToolResultPart | None) -> list[dict[str, Any]]:
+    """A tool Anthropic ran itself, as it came: the ``server_tool_use`` (or ``mcp_tool_use``) block, then its
+    ``*_tool_result`` block with the content Anthropic sent. Nothing for a call Anthropic did not make or
+    whose result was never recorded (the API takes no unanswered server tool call back)."""
+    meta = (call.provider_metadata or {}).get(PROVIDER)
+    if result is None or (meta is None and not call.id.startswith("srvtoolu_")):
+        return []
+    meta = meta or {}
+    kind = meta.get("blockType") or "server_tool_use"
+    use: dict[str, Any] = {"type": kind, "id": call.id, "name": call.name, "input": _tool_input(call.input)}
+    if kind == "mcp_tool_use":
+        use["server_name"] = meta.get("serverName") or ""
+    if "caller" in meta:
+        use["caller"] = meta["caller"]
+    rmeta = (result.provider_metadata or {}).get(PROVIDER) or {}
+    if rmeta.get("blockType"):
+        result_kind = rmeta["blockType"]
+    elif kind == "mcp_tool_use":
+        result_kind = "mcp_tool_result"
+    elif call.name.startswith("tool_search_tool_"):
+        result_kind = "tool_search_tool_result"
+    else:
+        result_kind = f"{call.name}_tool_result"
+    failed = result.error is not None or result.denied or "content" in rmeta  # only an error keeps its content
+    if failed:
+        content = rmeta.get("content")
+        if content is None:
+            if result_kind == "mcp_tool_result":
+                content = result.error or "The tool failed."
+            else:  # the error content every server tool's result takes: its type and error code
+                content = {"type": f"{result_kind}_error", "error_code": result.error or "unavailable"}
+    else:
+        content = _provider_result(result.output)
+    block: dict[str, Any] = {"type": result_kind, "tool_use_id": call.id, "content": content}
+    if result_kind == "mcp_tool_result":
+        block["is_error"] = failed
+    if "caller" in rmeta:
+        block["caller"] = rmeta["caller"]
+    return [use, block]
+
+
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The Messages API ``messages`` for a neutral history (system and developer messages left out: see
     :func:`to_anthropic_system`).
@@ -225,6 +279,14 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     a ``tool_result`` for each of its calls, in call order and ahead of any other user content: results
     are taken from wherever the history holds them; a call without one gets an error result (a denial
     when its approval was refused), since the API rejects an unanswered ``tool_use``.
+
+    A tool Anthropic ran itself (a provider-executed call: web search, web fetch, code execution, an MCP
+    server's tool) goes back as it came: its ``server_tool_use`` (``mcp_tool_use`` with its
+    ``server_name``) block directly followed, in the same assistant turn, by its ``*_tool_result`` block
+    holding the content Anthropic sent (web search results with their ``encrypted_content``); no user
+    ``tool_result`` answers it. The block kinds come from the parts' provider metadata (``blockType``), or
+    from the tool's name when a client kept only the call's. Such a call without a recorded result, or
+    one another provider ran, is left out.
     """
     results: dict[str, ToolResultPart] = {}
     for message in messages:
@@ -267,6 +329,9 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         calls: list[ToolCallPart] = []
         for part in message.parts:
             if isinstance(part, ToolResultPart):
+                continue
+            if isinstance(part, ToolCallPart) and part.provider_executed:  # answered within the turn
+                step += _server_blocks(part, results.get(part.id))
                 continue
             if isinstance(part, ToolCallPart):
                 step.append({"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)})
@@ -333,6 +398,28 @@ def _citation(raw: Any) -> Citation | None:
     return None
 
 
+def _block_meta(block: Any, kind: str) -> dict[str, dict[str, Any]]:
+    """The provider metadata of a server tool's call or result block: its ``blockType`` (and ``caller``),
+    what the input conversion needs to send the block back as it came."""
+    meta: dict[str, Any] = {"blockType": kind}
+    caller = _g(block, "caller")
+    if caller is not None:
+        meta["caller"] = _plain(caller)
+    return {PROVIDER: meta}
+
+
+class _ServerCall:
+    """A server tool call being streamed: its id, name, provider metadata and argument pieces."""
+
+    __slots__ = ("args", "id", "meta", "name")
+
+    def __init__(self, cid: str, name: str, meta: dict[str, dict[str, Any]], args: list[str]) -> None:
+        self.id = cid
+        self.name = name
+        self.meta = meta
+        self.args = args
+
+
 class AnthropicTranslator(StepTranslator):
     """Messages stream events (SDK objects or dicts) -> ``ChatEvent``\\ s, for one model call.
 
@@ -341,8 +428,11 @@ class AnthropicTranslator(StepTranslator):
     ``encrypted_value``), ``redacted_thinking`` as an empty reasoning block keeping its data, ``tool_use``
     as a tool call under Anthropic's id. Server tools Anthropic runs itself (``server_tool_use``,
     ``mcp_tool_use``) are provider-executed calls with their ``*_tool_result`` blocks as results (web
-    search results also as ``Source``\\ s); other block types become ``ProviderPart``\\ s. ``message_delta``
-    gives the finish reason and usage, ``error`` ends the step with a ``RunError``.
+    search results also as ``Source``\\ s); the call's and the result's provider metadata name the block
+    kind (``anthropic.blockType``, with ``serverName`` and ``caller`` where given, and an error result's
+    own ``content``), so :func:`to_anthropic_messages` sends them back as they came. Other block types
+    become ``ProviderPart``\\ s. ``message_delta`` gives the finish reason and usage, ``error`` ends the
+    step with a ``RunError``.
     """
 
     provider = PROVIDER
@@ -352,7 +442,7 @@ class AnthropicTranslator(StepTranslator):
         self._kinds: dict[int, str] = {}
         self._signature: dict[int, str] = {}
         self._block_citations: dict[int, list[Citation]] = {}
-        self._server: dict[int, tuple[str, list[str]]] = {}
+        self._server: dict[int, _ServerCall] = {}
         self._initial: dict[int, str] = {}  # a tool_use block's input given whole in its start
         self._usage: dict[str, int] = {}
         self._carried: dict[str, int] = {}  # usage of earlier messages of a paused turn (pause_turn)
@@ -456,15 +546,16 @@ class AnthropicTranslator(StepTranslator):
             self.end_text(out)
             cid = _g(block, "id") or self.new_id("call")
             self.taken.add(cid)
-            meta = {PROVIDER: {"serverName": _g(block, "server_name")}} if kind == "mcp_tool_use" else None
-            out.append(
-                ToolCallStart(id=cid, name=_g(block, "name") or kind, provider_executed=True, provider_metadata=meta)
-            )
+            name = _g(block, "name") or kind
+            meta = _block_meta(block, kind)
+            if kind == "mcp_tool_use":
+                meta[PROVIDER]["serverName"] = _g(block, "server_name")
+            out.append(ToolCallStart(id=cid, name=name, provider_executed=True, provider_metadata=meta))
             initial = _g(block, "input")
             args = [json_text(_plain(initial))] if initial else []
             if args:
                 out.append(ToolCallArgsDelta(id=cid, delta=args[0]))
-            self._server[index] = (cid, args)
+            self._server[index] = _ServerCall(cid, name, meta, args)
         elif kind.endswith("_tool_result") and _g(block, "tool_use_id"):
             self.end_reasoning(out)
             self.end_text(out)
@@ -488,9 +579,9 @@ class AnthropicTranslator(StepTranslator):
             piece = _g(delta, "partial_json") or ""
             if index in self._server:
                 if piece:
-                    cid, args = self._server[index]
-                    args.append(piece)
-                    out.append(ToolCallArgsDelta(id=cid, delta=piece))
+                    server = self._server[index]
+                    server.args.append(piece)
+                    out.append(ToolCallArgsDelta(id=server.id, delta=piece))
             else:
                 self.call_args((self._messages, index), piece, out)
         elif kind == "citations_delta":
@@ -550,22 +641,37 @@ class AnthropicTranslator(StepTranslator):
         return bool(state is not None and state.args)
 
     def _end_server(self, index: int, out: list[ChatEvent]) -> None:
-        cid, args = self._server.pop(index)
-        text = "".join(args)
+        server = self._server.pop(index)
+        text = "".join(server.args)
         try:
             parsed: Any = json.loads(text) if text.strip() else {}
             error = None
         except ValueError:
             parsed, error = text, "the tool input is not valid JSON"
-        out.append(ToolCallEnd(id=cid, input=parsed, error=error))
+        out.append(ToolCallEnd(id=server.id, input=parsed, error=error, provider_metadata=server.meta))
+        self.parts.append(
+            ToolCallPart(
+                id=server.id, name=server.name, input=parsed, provider_executed=True, provider_metadata=server.meta
+            )
+        )
 
     def _server_result(self, block: Any, out: list[ChatEvent]) -> None:
         data = _plain(block)
+        kind = str(_g(block, "type"))
         content = data.get("content") if isinstance(data, dict) else None
+        meta = _block_meta(block, kind)
         error = None
         if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
             error = str(content.get("error_code") or content.get("type"))
-        out.append(ToolResult(id=_g(block, "tool_use_id"), output=None if error else content, error=error))
+        elif _g(block, "is_error") is True:  # an MCP tool's failure: its content is the message
+            texts = [c.get("text", "") for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+            error = content if isinstance(content, str) else "\n".join(t for t in texts if t) or "The tool failed."
+        if error is not None:
+            meta[PROVIDER]["content"] = content  # the provider's own error content, to send back as it was
+        cid = _g(block, "tool_use_id")
+        output = None if error else content
+        out.append(ToolResult(id=cid, output=output, error=error, provider_metadata=meta))
+        self.parts.append(ToolResultPart(id=cid, output=output, error=error, provider_metadata=meta))
         if isinstance(content, list):
             for item in content:
                 if isinstance(item, dict) and item.get("type") == "web_search_result" and item.get("url"):

@@ -359,8 +359,10 @@ class ResponsesTranslator(StepTranslator):
     ``encrypted_content`` and id are kept on ``ReasoningEnd`` (provider metadata ``openai.itemId`` /
     ``openai.reasoningEncryptedContent``, and ``encrypted_value``) for :func:`responses_input` to send
     back. Function calls are keyed by their item but streamed under their ``call_id``. Tools the provider
-    runs (web search, file search, code interpreter...) become provider-executed tool calls with their
-    result. ``url_citation``/``file_citation`` annotations become ``Source``\\ s cited by the text.
+    runs (web search, file search, code interpreter...) become provider-executed tool calls under their item
+    id, the item's ``action`` as input and its other fields as the result, with provider metadata
+    ``openai.itemId`` / ``openai.itemType`` on the call and the result, so :func:`responses_input` replays
+    the item. ``url_citation``/``file_citation`` annotations become ``Source``\\ s cited by the text.
     ``response.completed`` brings usage; ``response.incomplete`` a ``length`` or ``content-filter``
     finish; ``response.failed`` and ``error`` end the step with a ``RunError`` carrying the message.
     """
@@ -498,9 +500,15 @@ class ResponsesTranslator(StepTranslator):
         data.pop("type", None)
         action = data.pop("action", None)
         name = kind[: -len("_call")]
-        out.append(ToolCallStart(id=item_id, name=name, provider_executed=True, provider_metadata=_item_meta(item_id)))
-        out.append(ToolCallEnd(id=item_id, input=action if action is not None else {}))
-        out.append(ToolResult(id=item_id, output=data))
+        meta = {PROVIDER: {"itemId": item_id, "itemType": kind}}
+        value = action if action is not None else {}
+        out.append(ToolCallStart(id=item_id, name=name, provider_executed=True, provider_metadata=meta))
+        out.append(ToolCallEnd(id=item_id, input=value, provider_metadata=meta))
+        out.append(ToolResult(id=item_id, output=data, provider_metadata=meta))
+        self.parts.append(
+            ToolCallPart(id=item_id, name=name, input=value, provider_executed=True, provider_metadata=meta)
+        )
+        self.parts.append(ToolResultPart(id=item_id, name=name, output=data, provider_metadata=meta))
 
     def _annotation(self, annotation: Any, out: list[ChatEvent]) -> None:
         kind = _get(annotation, "type")
@@ -723,6 +731,16 @@ def responses_input(run: RunInput) -> list[dict[str, Any]]:
     assistant message; reasoning that carries its OpenAI item id comes back as a ``reasoning`` item with its
     summary and ``encrypted_content`` (needed with ``store=False``); each tool call is a ``function_call``
     item directly followed by its ``function_call_output``. The system prompt goes in ``instructions``.
+
+    A tool OpenAI ran itself (a provider-executed call) is replayed as the output item it came as, with
+    the fields the API requires: ``web_search_call`` (``id``, ``status``, ``action``), ``file_search_call``
+    (``queries``, ``results``), ``code_interpreter_call`` (``code``, ``container_id``, ``outputs``),
+    ``image_generation_call`` (``result``), ``mcp_call`` (``name``, ``arguments``, ``server_label``,
+    ``output``/``error``), each a member of the API's input items, sent in full so that ``store=False``
+    needs no stored item (the API takes a ``web_search_call`` back so). Other ``*_call`` items (a
+    computer, shell or patch call, answered by an ``*_output`` item the history does not keep), a search
+    without its ``action``, a call whose result was never recorded and one without its OpenAI item id
+    (another provider's) are left out.
     """
     out: list[dict[str, Any]] = []
     results = _results(run.messages)
@@ -759,6 +777,10 @@ def _responses_step(
         elif isinstance(part, TextPart):
             if part.text:
                 out.append({"role": "assistant", "content": part.text})
+        elif isinstance(part, ToolCallPart) and part.provider_executed:
+            item = _hosted_item(part, results.get(part.id))
+            if item is not None:
+                out.append(item)
         elif isinstance(part, ToolCallPart):
             calls.append(part)
             out.append(
@@ -771,6 +793,47 @@ def _responses_step(
         result = results.get(call.id)
         output = _result_text(result) if result is not None else _NO_RESULT
         out.append({"type": "function_call_output", "call_id": call.id, "output": output})
+
+
+_HOSTED_ITEMS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
+)
+"""The output items of tools OpenAI runs itself that the API takes back as input items as they are."""
+
+_NULLABLE: dict[str, tuple[str, ...]] = {
+    "code_interpreter_call": ("code", "outputs"),
+    "image_generation_call": ("result",),
+}
+"""Fields an item type requires even when null (the SDK's objects leave nulls out)."""
+
+
+def _hosted_item(call: ToolCallPart, result: ToolResultPart | None) -> dict[str, Any] | None:
+    """A tool OpenAI ran itself, as the output item it came as (``{"type": "web_search_call", "id",
+    "status", "action"}``...), rebuilt from the call (its ``action``) and its result (the item's other
+    fields); None for an item the API cannot take back (see :func:`responses_input`)."""
+    meta = (call.provider_metadata or {}).get(PROVIDER) or {}
+    kind = meta.get("itemType") or f"{call.name}_call"
+    item_id = meta.get("itemId")  # none: a tool another provider ran
+    if kind not in _HOSTED_ITEMS or not isinstance(item_id, str) or result is None or result.error is not None:
+        return None
+    output = result.output
+    if isinstance(output, str):  # AG-UI keeps a tool result as JSON text
+        try:
+            output = json.loads(output)
+        except ValueError:
+            return None
+    if not isinstance(output, dict):
+        return None
+    item: dict[str, Any] = {"type": kind, "id": item_id, **output}
+    if call.input not in (None, {}):
+        item["action"] = call.input
+    elif kind == "web_search_call":
+        return None  # the API's web_search_call input item requires its action
+    for key in _NULLABLE.get(kind, ()):
+        item.setdefault(key, None)
+    if kind != "mcp_call":
+        item.setdefault("status", "completed")
+    return item
 
 
 def _reasoning_item(part: ReasoningPart, message_id: str = "") -> dict[str, Any] | None:
