@@ -151,6 +151,13 @@ class ResumeEntry(_Model):
     status: Literal["resolved", "cancelled"]
     payload: Any = None
 
+    def wire(self) -> dict[str, Any]:
+        """The entry as both protocols' requests carry it: ``{"interruptId", "status", "payload"?}``."""
+        item: dict[str, Any] = {"interruptId": self.interrupt_id, "status": self.status}
+        if self.payload is not None:
+            item["payload"] = self.payload
+        return item
+
 
 class RunInput(_Model):
     """Everything an agent core needs for one run.

@@ -59,11 +59,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
 
-import httpx
 import jsonpatch
 
 from ..events import (
@@ -105,7 +103,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteError, post_events
+from .remote import RemoteAgent, Translator
 
 __all__ = ["AGUITranslator", "RemoteAGUIAgent", "chat_events", "to_run_agent_input"]
 
@@ -164,12 +162,7 @@ def to_run_agent_input(run: RunInput) -> dict[str, Any]:
     }
     if run.parent_run_id is not None:
         body["parentRunId"] = run.parent_run_id
-    resume: list[dict[str, Any]] = []
-    for entry in run.resume:
-        item: dict[str, Any] = {"interruptId": entry.interrupt_id, "status": entry.status}
-        if entry.payload is not None:
-            item["payload"] = entry.payload
-        resume.append(item)
+    resume = [entry.wire() for entry in run.resume]
     named = {r["interruptId"] for r in resume}
     answered = {p.id for m in run.messages for p in m.parts if isinstance(p, ToolResultPart)}
     for message in run.messages:
@@ -810,22 +803,7 @@ async def _aiter(items: Iterable[Event]) -> AsyncIterator[Event]:
         yield item
 
 
-async def _frames(data: AsyncIterable[str]) -> AsyncGenerator[Event, None]:
-    async for text in data:
-        try:
-            event = json.loads(text)
-        except ValueError as exc:
-            raise _BadFrame(f"a frame is not JSON ({exc}): {text[:200]!r}") from None
-        if not isinstance(event, dict):
-            raise _BadFrame("Invalid event: the frame is not a JSON object.")
-        yield event
-
-
-class _BadFrame(ValueError):
-    pass
-
-
-class RemoteAGUIAgent:
+class RemoteAGUIAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AG-UI server at ``url``.
 
     Each run is POSTed as a ``RunAgentInput`` (:func:`to_run_agent_input`) with ``headers`` added (an
@@ -836,51 +814,28 @@ class RemoteAGUIAgent:
     ``invalid_event``, ``unreachable``, ``timeout``, ``incomplete``), never an exception.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout | float | None = None,
-    ) -> None:
-        self.url = url
-        self.headers = dict(headers or {})
-        self.http_client = http_client
-        self.timeout = timeout
+    server = "AG-UI server"
+    item = "event"
+    framing = "agui"
 
-    def __call__(self, run: RunInput) -> AsyncIterator[ChatEvent]:
-        """Run ``run`` on the server; its events as ChatEvents."""
-        return self._run(run)
+    def request(self, run: RunInput) -> dict[str, Any]:
+        """``run`` as a ``RunAgentInput``."""
+        return to_run_agent_input(run)
 
-    async def _run(self, run: RunInput) -> AsyncIterator[ChatEvent]:
-        data = post_events(
-            self.url,
-            to_run_agent_input(run),
-            framing="agui",
-            headers=self.headers,
-            http_client=self.http_client,
-            timeout=self.timeout,
-            server="AG-UI server",
-        )
-        translator = AGUITranslator(state=run.state)
-        started = False
-        async with aclosing(_frames(data)) as frames:
-            try:
-                async for event in frames:
-                    for ev in translator.feed(event):
-                        started = started or ev.type == "run-started"
-                        yield ev
-                    if translator.finished:
-                        return
-            except RemoteError as exc:
-                error = RunError(message=exc.message, code=exc.code)
-            except ValueError as exc:
-                error = RunError(message=f"the AG-UI server sent an invalid event: {exc}", code="invalid_event")
-            else:
-                error = RunError(message="the AG-UI server ended the stream before the run finished", code="incomplete")
-        for ev in translator.close():
-            yield ev
-        if not started:
-            yield RunStarted()
-        yield error
+    def translator(self, run: RunInput) -> AGUITranslator:
+        """A translator holding the client's state (the base of the server's deltas)."""
+        return AGUITranslator(state=run.state)
+
+    def parse(self, data: str) -> dict[str, Any]:
+        """One frame's event."""
+        try:
+            event = json.loads(data)
+        except ValueError as exc:
+            raise ValueError(f"a frame is not JSON ({exc}): {data[:200]!r}") from None
+        if not isinstance(event, dict):
+            raise ValueError("Invalid event: the frame is not a JSON object.")
+        return event
+
+    def unfinished(self, translator: Translator) -> RunError:
+        """An AG-UI run ends with ``RUN_FINISHED`` or ``RUN_ERROR``: a stream that stops before is cut short."""
+        return RunError(message="the AG-UI server ended the stream before the run finished", code="incomplete")

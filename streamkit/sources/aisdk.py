@@ -56,11 +56,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
-
-import httpx
 
 from ..events import (
     ChatEvent,
@@ -100,7 +97,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteError, post_events
+from .remote import RemoteAgent
 
 __all__ = ["AISDKTranslator", "RemoteAISDKAgent", "chat_events", "to_chat_request"]
 
@@ -140,6 +137,8 @@ def to_chat_request(run: RunInput) -> dict[str, Any]:
     body.update({"id": run.thread_id, "messages": messages, "trigger": "submit-message"})
     if run.message_id is not None and messages and messages[-1]["id"] == run.message_id:
         body["messageId"] = run.message_id
+    if run.resume:  # the answers to the interrupts that ended the last run, as a page sends them
+        body["resume"] = [entry.wire() for entry in run.resume]
     return body
 
 
@@ -589,20 +588,7 @@ async def _aiter(items: Iterable[Chunk]) -> AsyncIterator[Chunk]:
         yield item
 
 
-async def _chunks(data: AsyncIterable[str]) -> AsyncGenerator[Chunk, None]:
-    async for text in data:
-        if text == "[DONE]":
-            continue
-        try:
-            chunk = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"a chunk is not JSON ({exc}): {text[:200]!r}") from None
-        if not isinstance(chunk, dict):
-            raise ValueError("a chunk is not a JSON object")
-        yield chunk
-
-
-class RemoteAISDKAgent:
+class RemoteAISDKAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AI SDK chat endpoint at ``url``.
 
     Each run is POSTed as a ``useChat`` body (:func:`to_chat_request`) with ``headers`` added; the UI
@@ -613,54 +599,32 @@ class RemoteAISDKAgent:
     exception. When the run continues an assistant message, that id is kept on ``RunStarted``.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout | float | None = None,
-    ) -> None:
-        self.url = url
-        self.headers = dict(headers or {})
-        self.http_client = http_client
-        self.timeout = timeout
+    server = "AI SDK server"
+    item = "chunk"
+    framing = "sse"
 
-    def __call__(self, run: RunInput) -> AsyncIterator[ChatEvent]:
-        """Run ``run`` on the server; its chunks as ChatEvents."""
-        return self._run(run)
+    def request(self, run: RunInput) -> dict[str, Any]:
+        """``run`` as the body ``useChat`` posts."""
+        return to_chat_request(run)
 
-    async def _run(self, run: RunInput) -> AsyncIterator[ChatEvent]:
-        data = post_events(
-            self.url,
-            to_chat_request(run),
-            framing="sse",
-            headers=self.headers,
-            http_client=self.http_client,
-            timeout=self.timeout,
-            server="AI SDK server",
-        )
-        translator = AISDKTranslator()
-        started = False
-        async with aclosing(_chunks(data)) as chunks:
-            try:
-                async for chunk in chunks:
-                    for ev in translator.feed(chunk):
-                        if ev.type == "run-started":
-                            started = True
-                            if run.message_id is not None:
-                                ev = ev.model_copy(update={"message_id": run.message_id})
-                        yield ev
-                    if translator.finished:
-                        return
-            except RemoteError as exc:
-                error = RunError(message=exc.message, code=exc.code)
-            except ValueError as exc:
-                error = RunError(message=f"the AI SDK server sent an invalid chunk: {exc}", code="invalid_chunk")
-            else:
-                for ev in translator.close():
-                    yield ev
-                return
-        if not started:
-            yield RunStarted(message_id=run.message_id)
-        yield error
+    def translator(self, run: RunInput) -> AISDKTranslator:
+        """A fresh translator."""
+        return AISDKTranslator()
+
+    def parse(self, data: str) -> dict[str, Any] | None:
+        """One event's chunk (``[DONE]`` is skipped)."""
+        if data == "[DONE]":
+            return None
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            raise ValueError(f"a chunk is not JSON ({exc}): {data[:200]!r}") from None
+        if not isinstance(chunk, dict):
+            raise ValueError("a chunk is not a JSON object")
+        return chunk
+
+    def started(self, event: RunStarted, run: RunInput) -> RunStarted:
+        """The run continues the assistant message the request named, when it named one."""
+        if run.message_id is None or event.message_id == run.message_id:
+            return event
+        return event.model_copy(update={"message_id": run.message_id})

@@ -3,8 +3,9 @@
 :func:`post_events` is the transport under :class:`~streamkit.sources.agui.RemoteAGUIAgent` and
 :class:`~streamkit.sources.aisdk.RemoteAISDKAgent`: it POSTs the request body with httpx and yields the
 ``data`` of each SSE event of the response, or raises :class:`RemoteError` with the server's own message
-(an HTTP error status, a body that is not an event stream, a refused or dropped connection). The sources
-turn that into the run's ``RunError``; nothing escapes as an exception.
+(an HTTP error status, a body that is not an event stream, a refused or dropped connection).
+:class:`RemoteAgent` is the run both agents make of it: the request, the translation of what comes back,
+and every failure as the run's ``RunError``; nothing escapes as an exception.
 
 Framing: AG-UI frames split on a blank line written as ``\\n\\n`` only, and a last frame without its blank line
 still counts (that is what ``@ag-ui/client`` reads), so that dialect is split here; the AI SDK stream is plain
@@ -14,13 +15,15 @@ SSE and is read with ``httpx-sse`` (as ``eventsource-parser`` does for ``useChat
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AsyncExitStack, aclosing
+from typing import Any, ClassVar, Literal, Protocol
 
 import httpx
 
-__all__ = ["RemoteError", "post_events", "server_message"]
+from ..events import ChatEvent, RunError, RunInput, RunStarted
+
+__all__ = ["RemoteAgent", "RemoteError", "Translator", "post_events", "server_message"]
 
 _MAX_MESSAGE = 500
 
@@ -100,7 +103,7 @@ async def post_events(
     http_client: httpx.AsyncClient | None = None,
     timeout: httpx.Timeout | float | None = None,
     server: str = "server",
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """POST ``body`` as JSON to ``url``; yield the ``data`` of each SSE event of the response.
 
     Raises :class:`RemoteError` (``message`` with the server's words, ``code`` ``http_<status>``,
@@ -139,3 +142,120 @@ async def post_events(
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             detail = str(cause) or str(exc) or type(exc).__name__
             raise RemoteError(f"the connection to the {server} failed: {detail}", "unreachable") from exc
+
+
+class Translator(Protocol):
+    """A protocol translator, as :class:`RemoteAgent` drives it (``AGUITranslator``, ``AISDKTranslator``)."""
+
+    finished: bool
+
+    def feed(self, item: Any) -> list[ChatEvent]:
+        """The events for one event or chunk of the stream."""
+        ...
+
+    def close(self) -> list[ChatEvent]:
+        """The events still due when the stream ends."""
+        ...
+
+
+class RemoteAgent:
+    """An :class:`~streamkit.events.Agent` that runs on a remote protocol server at ``url``: the base of
+    :class:`~streamkit.sources.agui.RemoteAGUIAgent` and :class:`~streamkit.sources.aisdk.RemoteAISDKAgent`,
+    which say what the request is, how a frame parses and how it is translated.
+
+    Each run is POSTed with ``headers`` added (an ``Authorization``, say). Pass an ``http_client`` (an
+    ``httpx.AsyncClient``, kept open) to share connections or set timeouts and transports; without one each
+    run makes its own (``timeout``: connect within 5 s, no read limit). Failures end the run with a
+    ``RunError`` (codes ``http_<status>``, ``not_event_stream``, ``invalid_<item>``, ``unreachable``,
+    ``timeout``, and the protocol's own), never an exception.
+    """
+
+    server: ClassVar[str] = "server"
+    """How messages name the server (``"AG-UI server"``)."""
+    item: ClassVar[str] = "event"
+    """What one frame of its stream is called (``"event"``, ``"chunk"``); a bad one's code: ``invalid_<item>``."""
+    framing: ClassVar[Literal["agui", "sse"]] = "sse"
+    """How the response is split into frames (see :func:`post_events`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: httpx.Timeout | float | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.http_client = http_client
+        self.timeout = timeout
+
+    def __call__(self, run: RunInput) -> AsyncIterator[ChatEvent]:
+        """Run ``run`` on the server; what it streams as ChatEvents."""
+        return self._run(run)
+
+    # -- what a protocol says ------------------------------------------------------------------------
+
+    def request(self, run: RunInput) -> Any:
+        """The body POSTed for ``run``."""
+        raise NotImplementedError
+
+    def translator(self, run: RunInput) -> Translator:
+        """A fresh translator for ``run``'s stream."""
+        raise NotImplementedError
+
+    def parse(self, data: str) -> dict[str, Any] | None:
+        """One frame's ``data`` as its JSON object, or None to skip it; raises ``ValueError`` when invalid."""
+        raise NotImplementedError
+
+    def started(self, event: RunStarted, run: RunInput) -> RunStarted:
+        """The run's ``RunStarted`` as it is yielded (``event`` as it came, by default)."""
+        return event
+
+    def unfinished(self, translator: Translator) -> RunError | None:
+        """The run's error when the stream ended before the run did (None: such a stream is complete)."""
+        return None
+
+    # -- the run -------------------------------------------------------------------------------------
+
+    async def _run(self, run: RunInput) -> AsyncIterator[ChatEvent]:
+        data = post_events(
+            self.url,
+            self.request(run),
+            framing=self.framing,
+            headers=self.headers,
+            http_client=self.http_client,
+            timeout=self.timeout,
+            server=self.server,
+        )
+        translator = self.translator(run)
+        started = False
+        error: RunError | None = None
+        async with aclosing(data) as frames:
+            try:
+                async for text in frames:
+                    item = self.parse(text)
+                    if item is None:
+                        continue
+                    for event in translator.feed(item):
+                        if type(event) is RunStarted:
+                            started = True
+                            event = self.started(event, run)
+                        yield event
+                    if translator.finished:
+                        return
+            except RemoteError as exc:
+                error = RunError(message=exc.message, code=exc.code)
+            except ValueError as exc:
+                error = RunError(
+                    message=f"the {self.server} sent an invalid {self.item}: {exc}", code=f"invalid_{self.item}"
+                )
+            else:
+                error = self.unfinished(translator)
+        for event in translator.close():
+            yield event
+        if error is not None:
+            if not started:
+                yield self.started(RunStarted(), run)
+            yield error
+

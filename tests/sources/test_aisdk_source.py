@@ -45,6 +45,7 @@ from streamkit.events import (  # noqa: E402
     Raw,
     ReasoningEnd,
     ReasoningStart,
+    ResumeEntry,
     RunAborted,
     RunError,
     RunFinished,
@@ -375,8 +376,16 @@ def test_run_input_becomes_the_use_chat_body_the_aisdk_request_reads_back() -> N
         message_id="a1",
         forwarded_props={"model": "m"},
         extra={"temperature": 0.2},
+        resume=[
+            ResumeEntry(interrupt_id="i1", status="resolved", payload={"ok": True}),
+            ResumeEntry(interrupt_id="i2", status="cancelled"),
+        ],
     )
     body = to_chat_request(run)
+    assert body["resume"] == [
+        {"interruptId": "i1", "status": "resolved", "payload": {"ok": True}},
+        {"interruptId": "i2", "status": "cancelled"},
+    ]
     assert body["messageId"] == "a1" and body["trigger"] == "submit-message" and body["id"] == "chat-1"
     assert body["model"] == "m" and body["temperature"] == 0.2
     back = aisdk.to_run_input(aisdk.parse_chat_request(body))
@@ -384,6 +393,7 @@ def test_run_input_becomes_the_use_chat_body_the_aisdk_request_reads_back() -> N
     call = back.messages[1].parts[0]
     assert isinstance(call, ToolCallPart) and call.approval == ApprovalState(id="ap1", approved=True)
     assert back.extra == {"model": "m", "temperature": 0.2}
+    assert back.resume == run.resume  # the answers reach a remote AI SDK server as a page sends them
 
 
 # -- a remote AI SDK server ------------------------------------------------------------------------------
