@@ -103,7 +103,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteAgent, Translator
+from .remote import RemoteAgent, Translator, translated
 
 __all__ = ["AGUITranslator", "RemoteAGUIAgent", "chat_events", "to_run_agent_input"]
 
@@ -761,46 +761,13 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-async def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
+def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of AG-UI event dicts (``state``: the state the server starts from).
 
     A frame that is not an AG-UI event ends the run with a ``RunError``, and so does an exception raised
     while iterating ``events``; nothing escapes as an exception.
     """
-    translator = AGUITranslator(state=state)
-    source: AsyncIterable[Event] = events if isinstance(events, AsyncIterable) else _aiter(events)
-    iterator = aiter(source)
-    try:
-        while not translator.finished:
-            try:
-                event = await anext(iterator)
-            except StopAsyncIteration:
-                break
-            except Exception as exc:
-                for ev in translator.close():
-                    yield ev
-                yield RunError(message=str(exc) or type(exc).__name__, code="source_error")
-                return
-            try:
-                out = translator.feed(event)
-            except ValueError as exc:
-                for ev in translator.close():
-                    yield ev
-                yield RunError(message=f"the AG-UI stream sent an invalid event: {exc}", code="invalid_event")
-                return
-            for ev in out:
-                yield ev
-        for ev in translator.close():
-            yield ev
-    finally:
-        close = getattr(iterator, "aclose", None)
-        if close is not None:
-            await close()
-
-
-async def _aiter(items: Iterable[Event]) -> AsyncIterator[Event]:
-    for item in items:
-        yield item
+    return translated(events, AGUITranslator(state=state), stream="the AG-UI stream", item="event")
 
 
 class RemoteAGUIAgent(RemoteAgent):

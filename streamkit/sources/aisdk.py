@@ -97,7 +97,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteAgent
+from .remote import RemoteAgent, translated
 
 __all__ = ["AISDKTranslator", "RemoteAISDKAgent", "chat_events", "to_chat_request"]
 
@@ -550,42 +550,13 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-async def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
+def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of UI Message Stream chunk dicts.
 
     A chunk without a type, or an exception raised while iterating ``chunks``, ends the run with a
     ``RunError``; nothing escapes as an exception.
     """
-    translator = AISDKTranslator()
-    source: AsyncIterable[Chunk] = chunks if isinstance(chunks, AsyncIterable) else _aiter(chunks)
-    iterator = aiter(source)
-    try:
-        while not translator.finished:
-            try:
-                chunk = await anext(iterator)
-            except StopAsyncIteration:
-                break
-            except Exception as exc:
-                yield RunError(message=str(exc) or type(exc).__name__, code="source_error")
-                return
-            try:
-                out = translator.feed(chunk)
-            except ValueError as exc:
-                yield RunError(message=f"the stream sent an invalid chunk: {exc}", code="invalid_chunk")
-                return
-            for ev in out:
-                yield ev
-        for ev in translator.close():
-            yield ev
-    finally:
-        close = getattr(iterator, "aclose", None)
-        if close is not None:
-            await close()
-
-
-async def _aiter(items: Iterable[Chunk]) -> AsyncIterator[Chunk]:
-    for item in items:
-        yield item
+    return translated(chunks, AISDKTranslator(), stream="the stream", item="chunk")
 
 
 class RemoteAISDKAgent(RemoteAgent):

@@ -5,7 +5,8 @@
 ``data`` of each SSE event of the response, or raises :class:`RemoteError` with the server's own message
 (an HTTP error status, a body that is not an event stream, a refused or dropped connection).
 :class:`RemoteAgent` is the run both agents make of it: the request, the translation of what comes back,
-and every failure as the run's ``RunError``; nothing escapes as an exception.
+and every failure as the run's ``RunError``; nothing escapes as an exception. :func:`translated` is the same
+for a stream of a protocol's frames already in hand (the sources' ``chat_events``).
 
 Framing: AG-UI frames split on a blank line written as ``\\n\\n`` only, and a last frame without its blank line
 still counts (that is what ``@ag-ui/client`` reads), so that dialect is split here; the AI SDK stream is plain
@@ -15,7 +16,7 @@ SSE and is read with ``httpx-sse`` (as ``eventsource-parser`` does for ``useChat
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, aclosing
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -23,7 +24,7 @@ import httpx
 
 from ..events import ChatEvent, RunError, RunInput, RunStarted
 
-__all__ = ["RemoteAgent", "RemoteError", "Translator", "post_events", "server_message"]
+__all__ = ["RemoteAgent", "RemoteError", "Translator", "post_events", "server_message", "translated"]
 
 _MAX_MESSAGE = 500
 
@@ -259,3 +260,45 @@ class RemoteAgent:
                 yield self.started(RunStarted(), run)
             yield error
 
+
+
+async def translated(
+    items: AsyncIterable[Any] | Iterable[Any], translator: Translator, *, stream: str, item: str
+) -> AsyncIterator[ChatEvent]:
+    """The ChatEvents ``translator`` makes of ``items`` (a protocol's frames as dicts), up to the run's end.
+
+    A frame the translator refuses (``ValueError``) ends the run with a ``RunError`` (``invalid_<item>``, the
+    message naming ``stream``), and so does an exception raised while iterating ``items`` (``source_error``);
+    the events still due are given first. Nothing escapes as an exception; ``items`` is closed.
+    """
+    iterator = aiter(items) if isinstance(items, AsyncIterable) else _aiter(items)
+    error: RunError | None = None
+    try:
+        while not translator.finished:
+            try:
+                frame = await anext(iterator)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:
+                error = RunError(message=str(exc) or type(exc).__name__, code="source_error")
+                break
+            try:
+                out = translator.feed(frame)
+            except ValueError as exc:
+                error = RunError(message=f"{stream} sent an invalid {item}: {exc}", code=f"invalid_{item}")
+                break
+            for event in out:
+                yield event
+        for event in translator.close():
+            yield event
+        if error is not None:
+            yield error
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def _aiter(items: Iterable[Any]) -> AsyncIterator[Any]:
+    for item in items:
+        yield item
