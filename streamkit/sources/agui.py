@@ -65,6 +65,7 @@ from typing import Any, get_args
 import jsonpatch
 
 from ..events import (
+    USAGE_COUNTS,
     ChatEvent,
     Citation,
     Custom,
@@ -129,13 +130,7 @@ _LEGACY = {
     "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
-_USAGE_KEYS = (
-    ("inputTokens", "input_tokens"),
-    ("outputTokens", "output_tokens"),
-    ("totalTokens", "total_tokens"),
-    ("reasoningTokens", "reasoning_tokens"),
-    ("cachedInputTokens", "cached_input_tokens"),
-)
+_USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, Usage field
 
 
 # --- input ---------------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
 
 from ..events import (
+    USAGE_COUNTS,
     ChatEvent,
     Citation,
     Custom,
@@ -107,13 +108,7 @@ Chunk = Mapping[str, Any]
 
 STATE_PART_ID = "state"
 _FINISH_REASONS = frozenset(get_args(FinishReason))
-_USAGE_KEYS = (
-    ("inputTokens", "input_tokens"),
-    ("outputTokens", "output_tokens"),
-    ("totalTokens", "total_tokens"),
-    ("reasoningTokens", "reasoning_tokens"),
-    ("cachedInputTokens", "cached_input_tokens"),
-)
+_USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, Usage field
 
 
 # --- input ---------------------------------------------------------------------------------------------
