@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonpatch
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from starlette.applications import Starlette
@@ -52,6 +53,8 @@ from streamkit.events import (  # noqa: E402
     RunInput,
     RunStarted,
     Source,
+    StateDelta,
+    StateSnapshot,
     StateUpdate,
     StepFinished,
     StepReset,
@@ -135,7 +138,7 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
     (streamed JSON text that does not parse is an invalid call with the client's error text, no text at all
     is ``{}``); a tool result has no message id; a denial carries nothing but the call; errors have no code; reasoning
     keeps no encrypted value; sources (also a citation's) keep what a ``source-url`` / ``source-document`` holds;
-    payloads lose the keys the ``ai`` client refuses.
+    a state delta is the whole state it makes; payloads lose the keys the ``ai`` client refuses.
     """
     out: list[ChatEvent] = []
     args: dict[str, list[str]] = {}
@@ -143,6 +146,7 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
     open_blocks: dict[str, type[TextEnd] | type[ReasoningEnd]] = {}
     ended: dict[str, type[TextStart] | type[ReasoningStart]] = {}  # blocks a step's end ended before the core did
     depth, in_step, inputs = 0, False, set[str]()
+    state: Any = {}
     for ev in repaired(events):
         # Steps on the wire are flat: a step started inside another, or while a tool input streams (the client
         # looks a streaming call up in the current step), belongs to the step around it. ``start-step`` ends
@@ -183,6 +187,16 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
             inputs.discard(ev.id)
         if isinstance(ev, RunStarted):
             ev = ev.model_copy(update={"message_id": message_id})
+        elif isinstance(ev, StateSnapshot | StateUpdate):
+            state = ev.state
+        elif isinstance(ev, StateDelta):
+            # The stream has no state delta: the mapping applies the patch to the state it holds and sends the
+            # whole state (a ``data-state`` part, its payload's refused keys dropped); a patch that fails is dropped.
+            try:
+                state = jsonpatch.apply_patch(state, ev.patch, in_place=False)
+            except Exception:
+                continue
+            ev = StateUpdate(state=state)
         elif isinstance(ev, ToolCallStart):
             args[ev.id] = []
             if ev.input_encoding == "text":
@@ -256,6 +270,13 @@ def test_a_full_run_round_trips_to_the_agui_client(js: JsOracle) -> None:
         TextStart(id="t0"),
         StepStarted(name="s1"),
         TextEnd(id="t0", citations=[Citation(source=Source(id="s1", url="https://a.example"))]),
+        RunFinished(),
+    ]
+)
+@example(  # a delta to a state with a key the ai client refuses: the state part goes without it
+    events=[
+        RunStarted(),
+        StateDelta(patch=[{"op": "replace", "path": "", "value": {"__proto__": {"a": 1}, "b": 1}}]),
         RunFinished(),
     ]
 )
