@@ -161,6 +161,21 @@ def _js_float(value: float) -> Any:
     return value
 
 
+_INT64 = 2**63
+
+
+def _js_int(value: int) -> Any:
+    """An integer beyond 64 bits (which orjson cannot write, and a parsed JSON number may be: a JavaScript
+    server writes ``1e20`` as ``100000000000000000000``) as the number JavaScript reads it as; one beyond the
+    largest double reads as ``Infinity``, which ``JSON.stringify`` writes as ``null``."""
+    if -_INT64 <= value < _INT64:
+        return value
+    try:
+        return _js_float(float(value))
+    except OverflowError:
+        return None
+
+
 def _is_array_index(key: str) -> bool:
     return (key == "0" or key[0] != "0") and int(key) < 4294967295
 
@@ -176,7 +191,8 @@ def _js_key_order(obj: dict[Any, Any]) -> dict[str, Any]:
 def js_value(value: Any) -> Any:
     """``value`` with its floats rewritten so that :func:`dumps` matches ``JSON.stringify`` byte for byte.
 
-    Strings, ints, bools and ``None`` pass through untouched; containers are copied only when they hold a
+    Strings, 64-bit ints, bools and ``None`` pass through untouched (wider ints become the numbers JavaScript
+    reads them as); containers are copied only when they hold a
     float that needs rewriting or, for objects, integer-like keys (which JavaScript lists first, in
     ascending order). Non-finite floats become ``null``, as in JavaScript.
 
@@ -185,8 +201,10 @@ def js_value(value: Any) -> Any:
     are walked in Python, so a clean value costs about two serializations whatever its size.
     """
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str or kind is bool or value is None:
         return value
+    if kind is int:
+        return _js_int(value)
     try:
         raw = _dumps(value)
     except TypeError:  # non-string keys, models, sets, integers beyond 64 bits: the exact walk
@@ -595,6 +613,8 @@ def js_walk(value: Any) -> Any:
         if all(a is b for a, b in zip(items, value, strict=True)) and type(value) is list:
             return value
         return items
+    if type(value) is int:
+        return _js_int(value)
     if isinstance(value, BaseModel):
         return js_walk(value.model_dump(mode="json", by_alias=True, exclude_none=True))
     return value

@@ -52,6 +52,20 @@ def test_flagged_parts_match_json_stringify(js: JsOracle, values: list[Any]) -> 
     assert js.result("json", {"texts": texts}) == texts
 
 
+def test_integers_beyond_64_bits_are_the_numbers_javascript_reads(js: JsOracle) -> None:
+    """orjson writes 64-bit integers only; a wider one (a JavaScript server writes ``1e20`` as its digits, so a
+    parsed payload may hold one) is written as JavaScript reads its digits, ``null`` beyond the largest double."""
+    wide = [2**63, -(2**63) - 1, 2**64, -89078757417895990000, 10**20, 3**100, 10**400, -(10**400)]
+    values: list[Any] = [*wide, wide, {"n": wide}, {"big": [list(range(200)), 2**70]}]
+    texts = [dumps(js_value(v)).decode() for v in values]
+    assert texts[:4] == ["9223372036854776000", "-9223372036854776000", "18446744073709552000", "-89078757417895990000"]
+    assert texts[6:8] == ["null", "null"]
+    assert js.result("json", {"texts": [str(v) for v in wide]}) == texts[: len(wide)]
+    assert js.result("json", {"texts": texts}) == texts
+    assert all(dumps(safe_json(v)) == dumps(js_walk(v)) for v in values[:-1])
+    assert js_value(2**63 - 1) == 2**63 - 1 and js_value(-(2**63)) == -(2**63)  # orjson's own range is kept
+
+
 def test_js_json_leaves_strings_alone() -> None:
     raw = orjson.dumps({"a": 'x":1.0,', "b": [1.0, -0.0, "\\\\", 2.0], "c": '\\"1.0]'})
     assert js_json(raw) == b'{"a":"x\\":1.0,","b":[1,0,"\\\\\\\\",2],"c":"\\\\\\"1.0]"}'

@@ -64,23 +64,7 @@ def to_json(value: Any) -> Any:
     Integers beyond 64 bits (which a request may carry: ``JSON.stringify(1e20)`` is written without an
     exponent) become the floats JavaScript reads them as.
     """
-    try:
-        return orjson.loads(dumps(js_value(value)))
-    except TypeError:
-        return orjson.loads(dumps(js_value(_wide_ints_as_floats(value))))
-
-
-_INT64 = 2**63
-
-
-def _wide_ints_as_floats(value: Any) -> Any:
-    if type(value) is int:
-        return float(value) if not -_INT64 <= value < _INT64 else value
-    if isinstance(value, dict):
-        return {k: _wide_ints_as_floats(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_wide_ints_as_floats(v) for v in value]
-    return value
+    return orjson.loads(dumps(js_value(value)))
 
 
 def escape(token: str) -> str:

@@ -214,8 +214,10 @@ def safe_json(value: Any) -> Any:
     """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses.
 
     The keys are looked for in orjson's JSON of the value; only a value that holds one is walked."""
-    if value is None or type(value) in (str, int, bool):
+    if value is None or type(value) in (str, bool):
         return value
+    if type(value) is int:
+        return js_value(value)
     try:
         raw = dumps(value)
     except TypeError:
@@ -842,7 +844,7 @@ class AISDKMapper:
         around what changed since the last clean state being all that is searched."""
         value = self._state
         if value is None or type(value) in (str, int, bool):
-            return value
+            return js_value(value)
         if self._state_size >= _FRAGMENT or offloaded():  # the last state was large, or this one is
             text = self._state_text.text(value)
             breathe()

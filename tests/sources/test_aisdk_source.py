@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonpatch
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from starlette.applications import Starlette
@@ -43,6 +44,7 @@ from streamkit.events import (  # noqa: E402
     MessagesSnapshot,
     ProviderPart,
     Raw,
+    ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResumeEntry,
@@ -52,10 +54,13 @@ from streamkit.events import (  # noqa: E402
     RunInput,
     RunStarted,
     Source,
+    StateDelta,
+    StateSnapshot,
     StateUpdate,
     StepFinished,
     StepReset,
     StepStarted,
+    TextDelta,
     TextEnd,
     TextPart,
     TextStart,
@@ -134,33 +139,65 @@ def through_aisdk(events: list[ChatEvent], message_id: str | None) -> list[ChatE
     (streamed JSON text that does not parse is an invalid call with the client's error text, no text at all
     is ``{}``); a tool result has no message id; a denial carries nothing but the call; errors have no code; reasoning
     keeps no encrypted value; sources (also a citation's) keep what a ``source-url`` / ``source-document`` holds;
-    payloads lose the keys the ``ai`` client refuses.
+    a state delta is the whole state it makes; payloads lose the keys the ``ai`` client refuses.
     """
     out: list[ChatEvent] = []
     args: dict[str, list[str]] = {}
     text_input: set[str] = set()
     open_blocks: dict[str, type[TextEnd] | type[ReasoningEnd]] = {}
-    ended: set[str] = set()  # blocks a step boundary ended before the core did
+    ended: dict[str, type[TextStart] | type[ReasoningStart]] = {}  # blocks a step's end ended before the core did
+    depth, in_step, inputs = 0, False, set[str]()
+    state: Any = {}
     for ev in repaired(events):
-        # A step boundary ends the text and reasoning parts still open (the UI Message Stream has no part that
-        # spans steps); a core's later end adds nothing to them, its citations arrive as plain sources.
-        if isinstance(ev, StepStarted | StepFinished):
-            for block, end in open_blocks.items():
-                out.append(end(id=block))
-                ended.add(block)
+        # Steps on the wire are flat: a step started inside another, or while a tool input streams (the client
+        # looks a streaming call up in the current step), belongs to the step around it. ``start-step`` ends
+        # nothing (``ai`` keeps its open parts across it); the mapping ends the open text and reasoning parts at
+        # ``finish-step`` (``ai`` clients before 7.0.79 forget them there). A core's later end adds nothing to
+        # such a part (its citations arrive as plain sources); a later delta opens a new part with the same id.
+        if isinstance(ev, StepStarted):
+            depth += 1
+            in_step = in_step or (depth == 1 and not inputs)
+        elif isinstance(ev, StepFinished):
+            depth = max(depth - 1, 0)
+            if depth == 0 and in_step:
+                in_step = False
+                for block, end in open_blocks.items():
+                    out.append(end(id=block))
+                    ended[block] = TextStart if end is TextEnd else ReasoningStart
+                open_blocks.clear()
+        elif isinstance(ev, StepReset):
             open_blocks.clear()
+            ended.clear()
+            inputs.clear()
         elif isinstance(ev, TextStart):
             open_blocks[ev.id] = TextEnd
         elif isinstance(ev, ReasoningStart):
             open_blocks[ev.id] = ReasoningEnd
+        elif isinstance(ev, TextDelta | ReasoningDelta) and ev.id in ended:
+            out.append(ended.pop(ev.id)(id=ev.id))
+            open_blocks[ev.id] = TextEnd if isinstance(ev, TextDelta) else ReasoningEnd
         elif isinstance(ev, TextEnd | ReasoningEnd):
             open_blocks.pop(ev.id, None)
-            if ev.id in ended:
+            if ended.pop(ev.id, None) is not None:
                 if isinstance(ev, TextEnd):
                     out += [_as_aisdk_source(c.source) for c in ev.citations or ()]
                 continue
+        elif isinstance(ev, ToolCallStart):
+            inputs.add(ev.id)
+        elif isinstance(ev, ToolCallEnd):
+            inputs.discard(ev.id)
         if isinstance(ev, RunStarted):
             ev = ev.model_copy(update={"message_id": message_id})
+        elif isinstance(ev, StateSnapshot | StateUpdate):
+            state = ev.state
+        elif isinstance(ev, StateDelta):
+            # The stream has no state delta: the mapping applies the patch to the state it holds and sends the
+            # whole state (a ``data-state`` part, its payload's refused keys dropped); a patch that fails is dropped.
+            try:
+                state = jsonpatch.apply_patch(state, ev.patch, in_place=False)
+            except Exception:
+                continue
+            ev = StateUpdate(state=state)
         elif isinstance(ev, ToolCallStart):
             args[ev.id] = []
             if ev.input_encoding == "text":
@@ -225,6 +262,22 @@ def test_a_full_run_round_trips_to_the_agui_client(js: JsOracle) -> None:
         TextStart(id="t1"),
         TextEnd(id="t0", citations=[Citation(source=Source(id="s1"))]),
         TextEnd(id="t1"),
+        RunFinished(),
+    ]
+)
+@example(  # a text open across start-step keeps its part there: the citations of its end are its own
+    events=[
+        RunStarted(),
+        TextStart(id="t0"),
+        StepStarted(name="s1"),
+        TextEnd(id="t0", citations=[Citation(source=Source(id="s1", url="https://a.example"))]),
+        RunFinished(),
+    ]
+)
+@example(  # a delta to a state with a key the ai client refuses: the state part goes without it
+    events=[
+        RunStarted(),
+        StateDelta(patch=[{"op": "replace", "path": "", "value": {"__proto__": {"a": 1}, "b": 1}}]),
         RunFinished(),
     ]
 )
