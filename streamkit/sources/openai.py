@@ -528,7 +528,7 @@ class ResponsesTranslator(StepTranslator):
         data = item.model_dump(exclude_none=True, by_alias=True) if hasattr(item, "model_dump") else dict(item)
         for name in ("id", "type", "call_id", "status"):
             data.pop(name, None)
-        meta: dict[str, Any] = {"itemId": item_id, "itemType": kind}
+        meta: dict[str, Any] = {"itemId": item_id, "itemType": kind} if item_id else {"itemType": kind}
         field = next((f for f in ("action", "actions", "operation", "arguments") if f in data), None)
         if field is not None:
             value = data[field]
