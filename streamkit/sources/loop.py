@@ -191,6 +191,11 @@ class ToolCallRequest:
     input: Any = None
     error: str | None = None
     provider_metadata: ProviderMetadata | None = None
+    text_input: bool = False
+    """The input is free-form text, not JSON (an OpenAI custom tool): ``input`` is that text."""
+    provider_tool: bool = False
+    """A tool configured with the provider itself (a custom tool, a computer or shell tool), not one of the
+    neutral tools: the loop runs it when a server tool has its name, else leaves it pending for the client."""
 
 
 @dataclass(slots=True)
@@ -420,9 +425,15 @@ class StepTranslator:
         *,
         arguments: str | None = None,
         provider_metadata: ProviderMetadata | None = None,
+        text_input: bool = False,
+        provider_tool: bool = False,
     ) -> None:
         """End the tool call ``key``: parse its argument text (``arguments``, when the provider restates it
-        whole, replaces what streamed) and emit ``ToolCallEnd``. A call that never got a name is dropped."""
+        whole, replaces what streamed) and emit ``ToolCallEnd``. A call that never got a name is dropped.
+
+        ``provider_metadata`` given here also goes on the ``ToolCallEnd`` and the call's part (so the input
+        conversion sees it); ``text_input`` keeps the argument text as the input, unparsed; ``provider_tool``
+        marks a tool configured with the provider (see :class:`ToolCallRequest`)."""
         state = self._calls.get(key)
         if state is None or state.ended or state.name is None:
             return
@@ -437,14 +448,20 @@ class StepTranslator:
                 out.append(ToolCallArgsDelta(id=state.id, delta=rest))
             streamed = arguments
         metadata = provider_metadata or state.provider_metadata
-        try:
-            parsed: Any = json.loads(streamed) if streamed.strip() else {}
-            error = None
-        except ValueError as exc:
-            parsed, error = streamed, f"the model sent arguments that are not valid JSON: {exc}"
-        out.append(ToolCallEnd(id=state.id, input=parsed, error=error))
-        self.tool_calls.append(ToolCallRequest(state.id, state.name, streamed, parsed, error, metadata))
-        self.parts[state.part] = ToolCallPart(id=state.id, name=state.name, input=parsed)
+        parsed: Any = streamed
+        error = None
+        if not text_input:
+            try:
+                parsed = json.loads(streamed) if streamed.strip() else {}
+            except ValueError as exc:
+                error = f"the model sent arguments that are not valid JSON: {exc}"
+        out.append(ToolCallEnd(id=state.id, input=parsed, error=error, provider_metadata=provider_metadata))
+        self.tool_calls.append(
+            ToolCallRequest(state.id, state.name, streamed, parsed, error, metadata, text_input, provider_tool)
+        )
+        self.parts[state.part] = ToolCallPart(
+            id=state.id, name=state.name, input=parsed, provider_metadata=provider_metadata
+        )
 
     def end_calls(self, out: list[ChatEvent]) -> None:
         """End every tool call still open, in the order they started."""
@@ -611,7 +628,7 @@ async def run_tool_loop(
         results_part: list[Part] = []
         asks: list[ToolApprovalRequest] = []
         for call in calls:
-            if call.error is None and call.name in client_names:
+            if call.error is None and (call.name in client_names or (call.provider_tool and call.name not in by_name)):
                 pending = True  # the client runs it and answers in its next request
                 continue
             tool = by_name.get(call.name)
@@ -622,7 +639,7 @@ async def run_tool_loop(
             output: Any = None
             error: str | None = call.error  # arguments that did not parse go back to the model as an error
             if error is None:
-                output, error = await run_server_tool(by_name, call.name, call.input)
+                output, error = await run_server_tool(by_name, call.name, call.input, text=call.text_input)
             yield ToolResult(id=call.id, output=output, error=error)
             results_part.append(ToolResultPart(id=call.id, name=call.name, output=output, error=error))
         for ask in asks:

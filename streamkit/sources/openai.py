@@ -359,10 +359,18 @@ class ResponsesTranslator(StepTranslator):
     ``encrypted_content`` and id are kept on ``ReasoningEnd`` (provider metadata ``openai.itemId`` /
     ``openai.reasoningEncryptedContent``, and ``encrypted_value``) for :func:`responses_input` to send
     back. Function calls are keyed by their item but streamed under their ``call_id``. Tools the provider
-    runs (web search, file search, code interpreter...) become provider-executed tool calls under their item
-    id, the item's ``action`` as input and its other fields as the result, with provider metadata
-    ``openai.itemId`` / ``openai.itemType`` on the call and the result, so :func:`responses_input` replays
-    the item. ``url_citation``/``file_citation`` annotations become ``Source``\\ s cited by the text.
+    runs (web search, file search, code interpreter, image generation, MCP, and an unknown ``*_call`` item
+    without a ``call_id``) become provider-executed tool calls under their item id, the item's ``action`` as
+    input and its other fields as the result, with provider metadata ``openai.itemId`` / ``openai.itemType``
+    on the call and the result, so :func:`responses_input` replays the item. Tools the caller runs are
+    ordinary tool calls under their ``call_id``, left to the client (or a server tool of their name): a
+    ``custom_tool_call`` named by its tool, its free-form text input streamed by
+    ``response.custom_tool_call_input.delta`` and kept as text (not parsed as JSON); a ``computer_call``,
+    ``local_shell_call``, ``shell_call``, ``apply_patch_call`` (or an unknown ``*_call`` item with a
+    ``call_id``) named by its kind without ``_call``, its ``action`` (``operation``) as input; provider
+    metadata ``openai.itemId`` / ``openai.itemType`` (and ``inputField`` / ``itemFields``, what the input
+    item needs back) on ``ToolCallStart`` and ``ToolCallEnd``. ``url_citation``/``file_citation``
+    annotations become ``Source``\\ s cited by the text.
     ``response.completed`` brings usage; ``response.incomplete`` a ``length`` or ``content-filter``
     finish; ``response.failed`` and ``error`` end the step with a ``RunError`` carrying the message.
     """
@@ -400,7 +408,7 @@ class ResponsesTranslator(StepTranslator):
             if isinstance(whole, str) and len(whole) > len(so_far) and whole.startswith(so_far):
                 self._said[item] = [whole]
                 self.text(whole[len(so_far) :], out, provider_metadata=_item_meta(item))
-        elif kind == "response.function_call_arguments.delta":
+        elif kind == "response.function_call_arguments.delta" or kind == "response.custom_tool_call_input.delta":
             delta = fields.get("delta")
             item = fields.get("item_id")
             if isinstance(delta, str) and self.has_call(item):
@@ -458,6 +466,12 @@ class ResponsesTranslator(StepTranslator):
             args = _get(item, "arguments")
             if isinstance(args, str) and args:
                 self.call_args(item_id, args, out)
+        elif kind == "custom_tool_call":
+            key = item_id or _get(item, "call_id")
+            self.call(key, out, id=_get(item, "call_id"), name=_get(item, "name"), provider_metadata=_custom_meta(item))
+            text = _get(item, "input")
+            if isinstance(text, str) and text:
+                self.call_args(key, text, out)
         elif kind == "reasoning":
             self.end_reasoning(out)
             self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
@@ -484,8 +498,50 @@ class ResponsesTranslator(StepTranslator):
             self.end_reasoning(out, provider_metadata={PROVIDER: meta}, encrypted_value=encrypted)
         elif kind == "message":
             self.end_text(out, provider_metadata=_item_meta(item_id))
-        elif isinstance(kind, str) and kind.endswith("_call") and isinstance(item_id, str):
-            self._hosted_call(kind, item_id, item, out)
+        elif kind == "custom_tool_call":
+            key = item_id or _get(item, "call_id")
+            if not self.has_call(key):
+                self._item_added(item, out)
+            text = _get(item, "input")
+            self.end_call(
+                key,
+                out,
+                arguments=text if isinstance(text, str) else None,
+                provider_metadata=_custom_meta(item),
+                text_input=True,
+                provider_tool=True,
+            )
+        elif isinstance(kind, str) and kind.endswith("_call"):
+            call_id = _get(item, "call_id")
+            hosted = kind in _HOSTED_ITEMS or not isinstance(call_id, str) or _get(item, "execution") == "server"
+            if not hosted:
+                self._client_call(kind, call_id, item, out)
+            elif isinstance(item_id, str):
+                self._hosted_call(kind, item_id, item, out)
+
+    def _client_call(self, kind: str, call_id: str, item: Any, out: list[ChatEvent]) -> None:
+        """A tool the caller runs (computer, local shell, shell, apply patch...): a pending tool call."""
+        item_id = _get(item, "id")
+        key = ("client", item_id or call_id)
+        if self.has_call(key):
+            return
+        data = item.model_dump(exclude_none=True, by_alias=True) if hasattr(item, "model_dump") else dict(item)
+        for name in ("id", "type", "call_id", "status"):
+            data.pop(name, None)
+        meta: dict[str, Any] = {"itemId": item_id, "itemType": kind} if item_id else {"itemType": kind}
+        field = next((f for f in ("action", "actions", "operation", "arguments") if f in data), None)
+        if field is not None:
+            value = data[field]
+            meta["inputField"] = field
+            keep = _CLIENT_ITEMS.get(kind, ())
+            extra = {k: v for k, v in data.items() if k in keep}
+            if extra:
+                meta["itemFields"] = extra
+        else:
+            value = data
+        metadata = {PROVIDER: meta}
+        self.call(key, out, id=call_id, name=kind[: -len("_call")], provider_metadata=metadata)
+        self.end_call(key, out, arguments=_json_text(value), provider_metadata=metadata, provider_tool=True)
 
     def _hosted_call(self, kind: str, item_id: str, item: Any, out: list[ChatEvent]) -> None:
         """A tool the provider ran (web search, file search, code interpreter, ...), with its result."""
@@ -540,6 +596,14 @@ def _rs_id(item_id: Any) -> str | None:
     """A reasoning item's id, used as its block's id: a client that keeps only message ids and the
     encrypted value (AG-UI) still brings back what the API needs to take the reasoning again."""
     return item_id if isinstance(item_id, str) and item_id.startswith("rs_") else None
+
+
+def _custom_meta(item: Any) -> dict[str, dict[str, Any]]:
+    meta: dict[str, Any] = {"itemType": "custom_tool_call"}
+    item_id = _get(item, "id")
+    if isinstance(item_id, str) and item_id:
+        meta["itemId"] = item_id
+    return {PROVIDER: meta}
 
 
 def _item_meta(item_id: Any) -> dict[str, dict[str, Any]] | None:
@@ -737,10 +801,13 @@ def responses_input(run: RunInput) -> list[dict[str, Any]]:
     (``queries``, ``results``), ``code_interpreter_call`` (``code``, ``container_id``, ``outputs``),
     ``image_generation_call`` (``result``), ``mcp_call`` (``name``, ``arguments``, ``server_label``,
     ``output``/``error``), each a member of the API's input items, sent in full so that ``store=False``
-    needs no stored item (the API takes a ``web_search_call`` back so). Other ``*_call`` items (a
-    computer, shell or patch call, answered by an ``*_output`` item the history does not keep), a search
+    needs no stored item (the API takes a ``web_search_call`` back so). Other hosted items, a search
     without its ``action``, a call whose result was never recorded and one without its OpenAI item id
     (another provider's) are left out.
+
+    A call the client ran (a custom tool, computer, shell or patch call, known by its provider metadata
+    ``openai.itemType``) goes back as its own item type followed by its ``*_output`` item, or as a
+    ``function_call`` pair when the result cannot take the required shape (see :func:`_client_pair`).
     """
     out: list[dict[str, Any]] = []
     results = _results(run.messages)
@@ -783,16 +850,128 @@ def _responses_step(
                 out.append(item)
         elif isinstance(part, ToolCallPart):
             calls.append(part)
-            out.append(
-                {"type": "function_call", "call_id": part.id, "name": part.name, "arguments": _json_text(part.input)}
-            )
+            pair = _client_pair(part, results.get(part.id))
+            arguments = _json_text(part.input)
+            function = {"type": "function_call", "call_id": part.id, "name": part.name, "arguments": arguments}
+            out.append(pair[0] if pair is not None else function)
     for call in calls:
         if call.id in sent:
             continue
         sent.add(call.id)
         result = results.get(call.id)
+        pair = _client_pair(call, result)
+        if pair is not None:
+            out.append(pair[1])
+            continue
         output = _result_text(result) if result is not None else _NO_RESULT
         out.append({"type": "function_call_output", "call_id": call.id, "output": output})
+
+
+_CLIENT_ITEMS: dict[str, tuple[str, ...]] = {
+    "computer_call": ("pending_safety_checks",),
+    "local_shell_call": (),
+    "shell_call": ("environment", "caller"),
+    "apply_patch_call": ("caller",),
+}
+"""The output items of tools the caller runs (answered by an ``*_output`` input item), with the fields
+besides the input that their input item takes back (kept as provider metadata ``openai.itemFields``)."""
+
+
+def _client_pair(call: ToolCallPart, result: ToolResultPart | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A call of a tool the caller runs, with its answer, as the API's own item types: ``custom_tool_call``
+    + ``custom_tool_call_output``, ``computer_call`` + ``computer_call_output``, ``local_shell_call`` +
+    ``local_shell_call_output``, ``shell_call`` + ``shell_call_output``, ``apply_patch_call`` +
+    ``apply_patch_call_output``. None when the call is an ordinary function call, or when the answer cannot
+    take the shape its output item requires (then the pair goes as ``function_call`` +
+    ``function_call_output``): a computer call answered by anything but a screenshot (a ``data:``/``http``
+    image URL, or an object with ``image_url`` or ``file_id``), a shell call answered by anything but its
+    output entries (``stdout``, ``stderr``, ``outcome``; one object or a list), a computer, shell or local
+    shell call without a result or without its OpenAI item id where the item requires it."""
+    meta = (call.provider_metadata or {}).get(PROVIDER) or {}
+    kind = meta.get("itemType")
+    if kind == "custom_tool_call":
+        text = call.input if isinstance(call.input, str) else _json_text(call.input)
+        output = _result_text(result) if result is not None else _NO_RESULT
+        return (
+            {"type": kind, "call_id": call.id, "name": call.name, "input": text},
+            {"type": "custom_tool_call_output", "call_id": call.id, "output": output},
+        )
+    if kind not in _CLIENT_ITEMS:
+        return None
+    item_id = meta.get("itemId")
+    field = meta.get("inputField")
+    fields = meta.get("itemFields") or {}
+    item: dict[str, Any] = {"type": kind, "call_id": call.id}
+    if isinstance(item_id, str) and item_id:
+        item["id"] = item_id
+    elif kind in ("computer_call", "local_shell_call"):
+        return None  # their input items require the item id
+    if isinstance(field, str):
+        item[field] = call.input
+    elif isinstance(call.input, dict):
+        item.update(call.input)
+    item.update({k: v for k, v in fields.items() if k in _CLIENT_ITEMS[kind]})
+    item["status"] = "completed"
+    answer: dict[str, Any]
+    if kind == "apply_patch_call":
+        failed = result is None or result.error is not None or result.denied
+        answer = {"type": "apply_patch_call_output", "call_id": call.id, "status": "failed" if failed else "completed"}
+        answer["output"] = _result_text(result) if result is not None else _NO_RESULT
+        return item, answer
+    if result is None:
+        return None
+    if kind == "local_shell_call":
+        # the SDK's input type names the call by ``id`` (the model's call id), not ``call_id``
+        return item, {"type": "local_shell_call_output", "id": call.id, "output": _result_text(result)}
+    if result.error is not None or result.denied:
+        return None
+    value = _json_value(result.output)
+    if kind == "computer_call":
+        item.setdefault("pending_safety_checks", [])
+        screenshot = _screenshot(value)
+        if screenshot is None:
+            return None
+        answer = {"type": "computer_call_output", "call_id": call.id, "output": screenshot}
+        if isinstance(value, dict) and isinstance(value.get("acknowledged_safety_checks"), list):
+            answer["acknowledged_safety_checks"] = value["acknowledged_safety_checks"]
+        return item, answer
+    entries = _shell_entries(value)
+    if entries is None:
+        return None
+    return item, {"type": "shell_call_output", "call_id": call.id, "output": entries}
+
+
+def _json_value(output: Any) -> Any:
+    """A tool result's output, with JSON text (how AG-UI keeps results) parsed."""
+    if isinstance(output, str) and output[:1] in ("{", "["):
+        try:
+            return json.loads(output)
+        except ValueError:
+            return output
+    return output
+
+
+def _screenshot(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str) and value.startswith(("data:image/", "https://", "http://")):
+        return {"type": "computer_screenshot", "image_url": value}
+    if isinstance(value, dict):
+        shot = {k: value[k] for k in ("image_url", "file_id") if isinstance(value.get(k), str) and value[k]}
+        if shot:
+            return {"type": "computer_screenshot", **shot}
+    return None
+
+
+def _shell_entries(value: Any) -> list[dict[str, Any]] | None:
+    entries = value if isinstance(value, list) else [value]
+    for entry in entries:
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("stdout"), str)
+            and isinstance(entry.get("stderr"), str)
+            and isinstance(entry.get("outcome"), dict)
+        ):
+            return None
+    return [{"stdout": e["stdout"], "stderr": e["stderr"], "outcome": e["outcome"]} for e in entries]
 
 
 _HOSTED_ITEMS = frozenset(

@@ -42,12 +42,15 @@ class ServerTool:
     """A tool run by the agent (server side): ``run`` maps the parsed input to a JSON-able output.
 
     ``run`` may be a plain or an ``async`` function. ``needs_approval`` asks the user before each call.
+    A tool named like an OpenAI custom tool the model calls (one declared in the Responses agent's
+    ``options["tools"]``: this class offers function tools only) gets that call's free-form text as
+    ``run``'s input instead of a dict.
     """
 
     name: str
     description: str
     parameters: dict[str, Any]
-    run: Callable[[dict[str, Any]], Any]
+    run: Callable[[Any], Any]
     needs_approval: bool = False
 
     def as_tool(self) -> Tool:
@@ -162,16 +165,19 @@ def as_server_tools(tools: Sequence[Any]) -> list[ServerTool]:
     return out
 
 
-async def run_server_tool(tools: Mapping[str, ServerTool], name: str, args: Any) -> tuple[Any, str | None]:
+async def run_server_tool(
+    tools: Mapping[str, ServerTool], name: str, args: Any, *, text: bool = False
+) -> tuple[Any, str | None]:
     """Run the tool ``name`` on ``args``: ``(output, None)``, or ``(None, error text)``.
 
-    Unknown tools, inputs that are not JSON objects and exceptions raised by the tool all become error
-    text (never an exception), since a model can send anything.
+    ``text`` says the call's input is free-form text (an OpenAI custom tool call): ``run`` gets that string
+    as it is instead of a dict. Unknown tools, inputs that are not JSON objects (or text, with ``text``) and
+    exceptions raised by the tool all become error text (never an exception), since a model can send anything.
     """
     tool = tools.get(name)
     if tool is None:
         return None, f"unknown tool {name!r}"
-    if not isinstance(args, dict):
+    if not isinstance(args, dict) and not (text and isinstance(args, str)):
         return None, f"{name} expects a JSON object as input, got {type(args).__name__}"
     try:
         result = tool.run(args)
