@@ -9,7 +9,7 @@ are kept as given on the wire; adapters invent ids only where the core gave none
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -67,38 +67,6 @@ FinishReason: TypeAlias = Literal["stop", "length", "content-filter", "tool-call
 
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", revalidate_instances="never")
-
-
-_MISSING: Any = object()
-_set = object.__setattr__
-
-
-class _Delta(_Event):
-    """A delta event (``id`` and ``delta``, both strings): the bulk of every stream. Built from two exact
-    strings, it skips the validator (whose verdict on them is known: they are the fields as given); anything
-    else (a missing or extra field, another type) is validated as every event is."""
-
-    if not TYPE_CHECKING:  # type checkers see the fields' own signature
-
-        def __init__(self, /, *, id=_MISSING, delta=_MISSING, **more):
-            if type(id) is str and type(delta) is str and not more:
-                _set(self, "__dict__", {"type": self._tag, "id": id, "delta": delta})
-                _set(self, "__pydantic_fields_set__", {"id", "delta"})
-                _set(self, "__pydantic_extra__", None)
-                _set(self, "__pydantic_private__", None)
-                return
-            if id is not _MISSING:
-                more["id"] = id
-            if delta is not _MISSING:
-                more["delta"] = delta
-            super().__init__(**more)
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        cls._tag = cls.model_fields["type"].default
-
-    _tag: ClassVar[str]
 
 
 class _Part(BaseModel):
@@ -225,7 +193,7 @@ class TextStart(_Event):
     provider_metadata: ProviderMetadata | None = None
 
 
-class TextDelta(_Delta):
+class TextDelta(_Event):
     """Appends to an open text block."""
 
     type: Literal["text-delta"] = "text-delta"
@@ -250,7 +218,7 @@ class ReasoningStart(_Event):
     provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningDelta(_Delta):
+class ReasoningDelta(_Event):
     """Appends to an open reasoning block."""
 
     type: Literal["reasoning-delta"] = "reasoning-delta"
@@ -290,7 +258,7 @@ class ToolCallStart(_Event):
     tool_metadata: dict[str, Any] | None = None
 
 
-class ToolCallArgsDelta(_Delta):
+class ToolCallArgsDelta(_Event):
     """Appends raw argument text (conventionally JSON) to an open tool call."""
 
     type: Literal["tool-call-args-delta"] = "tool-call-args-delta"
