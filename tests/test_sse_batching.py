@@ -104,7 +104,8 @@ async def test_a_send_the_client_does_not_take_times_out_and_closes_the_agent(
     with caplog.at_level(logging.WARNING, logger="streamkit"):
         # an expected event, not a crash: no exception for the server to print, one warning line
         await response({"type": "http", "method": "GET", "path": "/stream", "headers": []}, receive, send)
-    assert 0.2 <= time.monotonic() - started < 0.5
+    # The timeout, not the end of anything else, ended it (the bound only rules out a hang on a busy machine).
+    assert 0.2 <= time.monotonic() - started < 2.0
     assert closed.is_set()
     warnings = [r for r in caplog.records if r.name.startswith("streamkit")]
     assert [r.getMessage() for r in warnings] == [
