@@ -345,6 +345,7 @@ class AISDKMapper:
     """
 
     __slots__ = (
+        "_answered",
         "_approvals",
         "_calls",
         "_check",
@@ -385,6 +386,7 @@ class AISDKMapper:
         known_approvals: Iterable[str] = (),
         state: Any = None,
         continuation: bool = False,
+        answered: Mapping[str, Any] | None = None,
     ) -> None:
         if sdk_version not in SUPPORTED_VERSIONS:
             raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
@@ -393,6 +395,7 @@ class AISDKMapper:
         self._v7 = sdk_version >= 7
         self.message_id = message_id
         self._continuation = continuation and message_id is not None
+        self._answered = dict(answered or {})
         self._checker = SequenceChecker(
             strict=strict, known_tool_calls=known_tool_calls, known_approvals=known_approvals
         )
@@ -488,7 +491,11 @@ class AISDKMapper:
         if ev.metadata is not None:
             chunk["messageMetadata"] = safe_json(ev.metadata)
         chunk["messageId"] = mid
-        return [chunk]
+        if not (self._continuation and self._answered):
+            return [chunk]
+        # The interrupts this run's request answers: their parts restated, as answered, in the same message.
+        parts = [{"type": "data-interrupt", "id": iid, "data": safe_json(d)} for iid, d in self._answered.items()]
+        return [chunk, *parts]
 
     def _run_finished(self, ev: RunFinished) -> list[Chunk]:
         # An interrupt for a call of this run's approval requests is that approval (already a tool part in

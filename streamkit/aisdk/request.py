@@ -32,6 +32,7 @@ rejected, since the client sends back whatever it built from earlier streams.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
@@ -364,6 +365,20 @@ def continued_message(request: ChatRequest) -> UIMessage | None:
     if last.role == "assistant" and last.id == request.messageId:
         return last
     return None
+
+
+def answered_interrupts(message: UIMessage | None, resume: Iterable[ResumeEntry]) -> dict[str, Any]:
+    """The ``data-interrupt`` parts of ``message`` that ``resume`` answers: each part's data, as the client
+    holds it, with the answer's ``status`` (``"resolved"`` or ``"cancelled"``) added; keyed by part id."""
+    status = {entry.interrupt_id: entry.status for entry in resume}
+    if message is None or not status:
+        return {}
+    out: dict[str, Any] = {}
+    parts = [p for p in message.parts if isinstance(p, DataUIPart) and p.type == "data-interrupt"]
+    for part in parts:
+        if part.id is not None and part.id in status and isinstance(part.data, dict):
+            out[part.id] = {**part.data, "status": status[part.id]}
+    return out
 
 
 def _tool_parts(message: UIMessage) -> list[ToolUIPart | DynamicToolUIPart]:

@@ -28,7 +28,7 @@ from ..resumable import Resumable, as_resumable
 from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
 from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
-from .request import ChatRequest, continued_message, known_ids, parse_chat_request, to_run_input
+from .request import ChatRequest, answered_interrupts, continued_message, known_ids, parse_chat_request, to_run_input
 from .resume import resume_routes, start_resumable
 
 __all__ = [
@@ -120,9 +120,11 @@ def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, str
     """The mapper for a request: the continued message's id, tool calls and approvals, the client's state.
 
     The interrupts the request answers (``resume``) count as known approvals, as on AG-UI: the agent may
-    report the answer to one of them (a ``ToolApprovalResponse``) in this run.
+    report the answer to one of them (a ``ToolApprovalResponse``) in this run. When the run continues the
+    message that holds their ``data-interrupt`` parts, those parts are restated with the answer's ``status``.
     """
-    tool_ids, approval_ids = known_ids(continued_message(request))
+    continued = continued_message(request)
+    tool_ids, approval_ids = known_ids(continued)
     return AISDKMapper(
         sdk_version=sdk_version,
         message_id=run.message_id,
@@ -131,6 +133,7 @@ def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, str
         known_approvals=[*approval_ids, *(r.interrupt_id for r in run.resume)],
         state=run.state,
         continuation=run.message_id is not None,
+        answered=answered_interrupts(continued, run.resume),
     )
 
 

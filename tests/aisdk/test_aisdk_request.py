@@ -343,6 +343,34 @@ def test_resume_ids_are_known_approvals_of_the_run() -> None:
     assert mapper.feed(ToolApprovalResponse(id="approval-c1", approved=True))[0]["approvalId"] == "approval-c1"
 
 
+def test_a_continued_message_gets_its_answered_interrupt_parts_restated_with_the_status() -> None:
+    from streamkit.aisdk.routes import mapper_for
+
+    asked = {"id": "i1", "reason": "interrupt", "message": "Send it?"}
+    assistant = {
+        "id": "a1",
+        "role": "assistant",
+        "parts": [
+            {"type": "text", "text": "Report ready."},
+            {"type": "data-interrupt", "id": "i1", "data": asked},
+            {"type": "data-interrupt", "id": "i2", "data": {"id": "i2", "reason": "interrupt"}},
+        ],
+    }
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "report"}]}
+    resume = [{"interruptId": "i1", "status": "cancelled"}, {"interruptId": "gone", "status": "resolved"}]
+    continued = ChatRequest.model_validate(
+        {"id": "c", "messages": [user, assistant], "messageId": "a1", "resume": resume}
+    )
+    chunks = mapper_for(continued, to_run_input(continued)).feed(RunStarted())
+    assert chunks == [
+        {"type": "start", "messageId": "a1"},
+        {"type": "data-interrupt", "id": "i1", "data": {**asked, "status": "cancelled"}},
+    ]
+    # answered with a message of the user's own: a new assistant message, the old part stays as it was
+    fresh = ChatRequest.model_validate({"id": "c", "messages": [user, assistant, user], "resume": resume})
+    assert [c["type"] for c in mapper_for(fresh, to_run_input(fresh)).feed(RunStarted())] == ["start"]
+
+
 def test_steering_messages_become_user_messages() -> None:
     assistant = {
         "id": "a1",

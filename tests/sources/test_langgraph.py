@@ -501,6 +501,7 @@ def test_use_chat_answers_an_interrupt_and_the_graph_resumes(js: JsOracle, live_
     assistant, assistant2 = chat["messages"][1], chat["messages"][3]
     [asked] = [p for p in assistant["parts"] if p["type"] == "data-interrupt"]
     assert asked["id"] == interrupt_id and asked["data"]["metadata"] == {"value": {"question": "Send the report?"}}
+    assert asked["data"]["status"] == "resolved"  # restated, as answered, by the run that resumed it
     assert texts(assistant) == ["Report ready.", "Report sent to ops, legal."]
     states = [p["data"] for p in assistant["parts"] if p["type"] == "data-state"]
     assert states == [{"plan": [f"review: {answer!r}"]}]
