@@ -187,11 +187,12 @@ def test_any_core_reads_the_answer_use_chat_sends_for_its_interrupt(js: JsOracle
     assert [f["finishReason"] for f in chat["finishes"]] == ["interrupted", "stop", "interrupted", "stop"]
     first = chat["messages"][1]
     [part] = [p for p in first["parts"] if p["type"] == "data-interrupt"]
+    # replaced in place by the run that resumed the message: the same part, with the answer's status
     assert part == {
         "type": "data-interrupt",
         "id": "pick-city",
         "data": {"id": "pick-city", "reason": "input_required", "message": "Which city?",
-                 "responseSchema": CITY.response_schema},
+                 "responseSchema": CITY.response_schema, "status": "resolved"},
     }  # fmt: skip
     assert [p["text"] for p in first["parts"] if p["type"] == "text"] == ["Booked Lyon."]  # the same message
     assert [p["text"] for p in chat["message"]["parts"] if p["type"] == "text"] == ["Nothing booked."]
