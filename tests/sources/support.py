@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 from hypothesis import strategies as st
+from starlette.applications import Starlette
 
 from conftest import JsOracle
 from streamkit import agui, aisdk
@@ -443,3 +444,50 @@ def interleave(draw: st.DrawFn, calls: Sequence[PlannedCall]) -> list[tuple[int,
         i = draw(st.sampled_from(live))
         out.append((i, queues[i].pop(0)))
     return out
+
+
+# --- a framework source behind both routes, driven by the real clients --------------------------------------
+
+
+def serve(live_server: Any, agent: Any) -> str:
+    """``agent`` behind both protocols' routes (strict checking) on a live server; its base URL."""
+    app = Starlette(routes=[*aisdk.routes(agent, strict=True), *agui.routes(agent, strict=True)])
+    url: str = live_server(app).url
+    return url
+
+
+def js_result(js: JsOracle, kind: str, req: dict[str, Any]) -> dict[str, Any]:
+    """What the real client ``kind`` made of ``req``: the call succeeded and printed no warning."""
+    answer = js.call(kind, req)
+    assert answer["ok"], answer.get("error")
+    assert answer["warnings"] == [], answer["warnings"]
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+THEME_TOOL = {
+    "name": "set_theme",
+    "description": "Set the page theme",
+    "parameters": {"type": "object", "properties": {"theme": {"type": "string"}}},
+}
+"""The page's frontend tool in the pending-then-answered exchange."""
+
+
+def frontend_tool_runs(js: JsOracle, url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two ``HttpAgent`` runs with the page's ``set_theme`` tool: "dark mode", then the page's answer to the
+    call ``t1`` (``{"ok": true}``). The two runs' results."""
+    user = {"id": "u1", "role": "user", "content": "dark mode"}
+    answer = {"id": "tr1", "role": "tool", "toolCallId": "t1", "content": '{"ok": true}'}
+    result = js_result(
+        js,
+        "agui",
+        {
+            "url": f"{url}/api/agui",
+            "runs": [
+                {"addMessages": [user], "parameters": {"tools": [THEME_TOOL]}},
+                {"addMessages": [answer], "parameters": {"tools": [THEME_TOOL]}},
+            ],
+        },
+    )
+    first, second = result["runs"]
+    return first, second

@@ -21,10 +21,10 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 from starlette.applications import Starlette
-from support import assert_clients_agree, collect, interleave, meant_of_events, plans
+from support import assert_clients_agree, collect, interleave, js_result, meant_of_events, plans, serve
 
 from conftest import JsOracle
-from streamkit import agui, aisdk
+from streamkit import aisdk
 from streamkit.events import (
     ChatEvent,
     Custom,
@@ -148,28 +148,15 @@ def user_run(text: str = "hi", *, thread: str = "th", run_id: str = "r1", **kw: 
     )
 
 
-def serve(live_server: Any, agent: LangGraphAgent) -> str:
-    app = Starlette(routes=[*aisdk.routes(agent, strict=True), *agui.routes(agent, strict=True)])
-    url: str = live_server(app).url
-    return url
-
-
 def agui_runs(js: JsOracle, url: str, runs: list[dict[str, Any]], **req: Any) -> dict[str, Any]:
-    answer = js.call("agui", {"url": f"{url}/api/agui", "runs": runs, **req})
-    assert answer["ok"], answer.get("error")
-    assert answer["warnings"] == [], answer["warnings"]
-    result: dict[str, Any] = answer["result"]
+    result = js_result(js, "agui", {"url": f"{url}/api/agui", "runs": runs, **req})
     for run in result["runs"]:
         assert run["failed"] is None, run["failed"]
     return result
 
 
 def aisdk_chat(js: JsOracle, url: str, **req: Any) -> dict[str, Any]:
-    answer = js.call("aisdk", {"api": f"{url}/api/chat", **req})
-    assert answer["ok"], answer.get("error")
-    assert answer["warnings"] == [], answer["warnings"]
-    result: dict[str, Any] = answer["result"]
-    return result
+    return js_result(js, "aisdk", {"api": f"{url}/api/chat", **req})
 
 
 USER = {"id": "u1", "role": "user", "content": "Weather in Paris and Tokyo?"}

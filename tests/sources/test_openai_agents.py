@@ -13,11 +13,18 @@ from agents_model import Call, Reasoning, ScriptedModel, Text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
-from starlette.applications import Starlette
-from support import assert_clients_agree, collect, meant_of_events, plans, summarize
+from support import (
+    assert_clients_agree,
+    collect,
+    frontend_tool_runs,
+    js_result,
+    meant_of_events,
+    plans,
+    serve,
+    summarize,
+)
 
 from conftest import JsOracle
-from streamkit import agui, aisdk
 from streamkit.events import Message, ReasoningEnd, RunInput, TextPart, ToolCallPart, ToolResultPart
 from streamkit.sources.openai_agents import AgentsSDKAgent, to_input_items
 
@@ -74,20 +81,6 @@ def user_run(text: str = "hi", **update: Any) -> RunInput:
 def weather_agent(*turns: Any) -> tuple[Agent[Any], ScriptedModel]:
     model = ScriptedModel(turns=list(turns))
     return Agent(name="Assistant", model=model, tools=[get_weather, explode]), model
-
-
-def serve(live_server: Any, agent: AgentsSDKAgent) -> str:
-    app = Starlette(routes=[*aisdk.routes(agent, strict=True), *agui.routes(agent, strict=True)])
-    url: str = live_server(app).url
-    return url
-
-
-def js_result(js: JsOracle, kind: str, req: dict[str, Any]) -> dict[str, Any]:
-    answer = js.call(kind, req)
-    assert answer["ok"], answer.get("error")
-    assert answer["warnings"] == [], answer["warnings"]
-    result: dict[str, Any] = answer["result"]
-    return result
 
 
 # --- text, reasoning, tools ---------------------------------------------------------------------------
@@ -220,25 +213,7 @@ def test_frontend_tools_are_left_pending_then_answered(js: JsOracle, live_server
         [Text(["Done, the page is now dark."])],
     )
     url = serve(live_server, AgentsSDKAgent(agent))
-    tool = {
-        "name": "set_theme",
-        "description": "Set the page theme",
-        "parameters": {"type": "object", "properties": {"theme": {"type": "string"}}},
-    }
-    user = {"id": "u1", "role": "user", "content": "dark mode"}
-    answer = {"id": "tr1", "role": "tool", "toolCallId": "t1", "content": '{"ok": true}'}
-    result = js_result(
-        js,
-        "agui",
-        {
-            "url": f"{url}/api/agui",
-            "runs": [
-                {"addMessages": [user], "parameters": {"tools": [tool]}},
-                {"addMessages": [answer], "parameters": {"tools": [tool]}},
-            ],
-        },
-    )
-    first, second = result["runs"]
+    first, second = frontend_tool_runs(js, url)
     assert first["failed"] is None and first["outcome"] == "success"
     assert first["pendingToolCallIds"] == ["t1"]  # the server tool ran, the frontend tool waits
     assert [m.get("toolCallId") for m in first["messages"] if m["role"] == "tool"] == ["c1"]

@@ -14,11 +14,19 @@ from pydantic_ai import Agent, ModelRetry
 from pydantic_ai import messages as pai
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
-from starlette.applications import Starlette
-from support import assert_clients_agree, collect, interleave, meant_of_events, plans, summarize
+from support import (
+    assert_clients_agree,
+    collect,
+    frontend_tool_runs,
+    interleave,
+    js_result,
+    meant_of_events,
+    plans,
+    serve,
+    summarize,
+)
 
 from conftest import JsOracle
-from streamkit import agui, aisdk
 from streamkit.events import (
     ApprovalState,
     Message,
@@ -92,20 +100,6 @@ WEATHER = [
     {3: DeltaToolCall(json_args='"Tokyo"}')},
 ]
 ANSWER = ["Paris 21 °C, ", "Tokyo 18 °C."]
-
-
-def serve(live_server: Any, agent: PydanticAIAgent) -> str:
-    app = Starlette(routes=[*aisdk.routes(agent, strict=True), *agui.routes(agent, strict=True)])
-    url: str = live_server(app).url
-    return url
-
-
-def js_result(js: JsOracle, kind: str, req: dict[str, Any]) -> dict[str, Any]:
-    answer = js.call(kind, req)
-    assert answer["ok"], answer.get("error")
-    assert answer["warnings"] == [], answer["warnings"]
-    result: dict[str, Any] = answer["result"]
-    return result
 
 
 # --- text, reasoning, tools ---------------------------------------------------------------------------
@@ -340,25 +334,7 @@ def test_frontend_tools_are_left_pending_then_answered(js: JsOracle, live_server
     theme = [{0: DeltaToolCall(name="set_theme", json_args='{"theme": "dark"}', tool_call_id="t1")}]
     script = Script(theme, ["Done, the page is now dark."])
     url = serve(live_server, PydanticAIAgent(weather_agent(script)))
-    tool = {
-        "name": "set_theme",
-        "description": "Set the page theme",
-        "parameters": {"type": "object", "properties": {"theme": {"type": "string"}}},
-    }
-    user = {"id": "u1", "role": "user", "content": "dark mode"}
-    answer = {"id": "tr1", "role": "tool", "toolCallId": "t1", "content": '{"ok": true}'}
-    result = js_result(
-        js,
-        "agui",
-        {
-            "url": f"{url}/api/agui",
-            "runs": [
-                {"addMessages": [user], "parameters": {"tools": [tool]}},
-                {"addMessages": [answer], "parameters": {"tools": [tool]}},
-            ],
-        },
-    )
-    first, second = result["runs"]
+    first, second = frontend_tool_runs(js, url)
     assert first["outcome"] == "success" and first["pendingToolCallIds"] == ["t1"]
     assert second["messages"][-1]["content"] == "Done, the page is now dark."
     # the model's second call saw the client's result after its call
