@@ -737,18 +737,7 @@ async def encode_frames(
         try:
             frames = feed(event)
             breathe()
-            if not frames:
-                return frames, b""
-            # As encode(frames) writes them, each payload and the one join apart: copying a frame of many
-            # megabytes holds the interpreter a while, so the event loop gets its turn between the copies.
-            parts = [lead]
-            for i, f in enumerate(frames):
-                if i:
-                    parts.append(sep)
-                parts.append(payload_of(f))
-                breathe()
-            parts.append(b"\n\n")
-            return frames, b"".join(parts)
+            return frames, encode(frames) if frames else b""
         finally:
             _local.offloaded = False
 
