@@ -415,7 +415,24 @@ def careful_runs(draw: st.DrawFn) -> list[ChatEvent]:
         events.append(
             RunFinished(
                 finish_reason=draw(st.sampled_from(["stop", "tool-calls", "length"])),
-                usage=draw(st.sampled_from([None, Usage(input_tokens=3, output_tokens=5, total_tokens=8)])),
+                usage=draw(
+                    st.sampled_from(
+                        [
+                            None,
+                            Usage(input_tokens=3, output_tokens=5, total_tokens=8),
+                            Usage(
+                                input_tokens=30,
+                                output_tokens=5,
+                                total_tokens=35,
+                                reasoning_tokens=2,
+                                cached_input_tokens=20,
+                                cache_write_input_tokens=7,
+                                provider="anthropic",
+                                model="m",
+                            ),
+                        ]
+                    )
+                ),
                 result=draw(st.one_of(st.none(), JSON)),
             )
         )

@@ -404,7 +404,9 @@ FULL_RUN: list[ChatEvent] = [
     StepFinished(name="call-2"),
     RunFinished(
         finish_reason="stop",
-        usage=Usage(input_tokens=10, output_tokens=20, total_tokens=30),
+        usage=Usage(
+            input_tokens=10, output_tokens=20, total_tokens=30, cached_input_tokens=4, cache_write_input_tokens=2
+        ),
         metadata={"totalTokens": 30},
         interrupts=[Interrupt(id="int-1", reason="confirm", message="Go on?")],
     ),

@@ -106,7 +106,13 @@ def test_every_chunk_type_through_the_real_client(js: JsOracle, version: int, cl
     msg = result["message"]
     assert msg["id"] == "msg-1"
     assert msg["metadata"]["n"] == {"deep": 1, "deeper": 2}
-    assert msg["metadata"]["usage"] == {"inputTokens": 10, "outputTokens": 20, "totalTokens": 30}
+    assert msg["metadata"]["usage"] == {
+        "inputTokens": 10,
+        "outputTokens": 20,
+        "totalTokens": 30,
+        "cachedInputTokens": 4,
+        "cacheWriteInputTokens": 2,
+    }
     tools = {p["toolCallId"]: p for p in msg["parts"] if "toolCallId" in p}
     assert tools["call-1"]["state"] == "output-available" and tools["call-1"]["output"]["tempC"] == 21
     assert tools["call-1"]["input"] == {"city": "Paris"}
