@@ -8,7 +8,7 @@ the same two states alone (the peers' method), and one ``orjson.dumps`` of the s
 cases at the 1.6 MB size: a document inserted in the middle of the list, and a key renamed in a state whose
 documents are keyed by id.
 
-The event-loop stall: the updates stream through :func:`streamkit.sse.encode_frames` from an async agent
+The event-loop stall: the updates stream through :func:`streamkit.frames.encode_frames` from an async agent
 while a ticker task sleeps 1 ms at a time; the longest time the ticker waited beyond its 1 ms is the stall
 (best of five runs, the states frozen out of the garbage collector; the ticker alone is measured too).
 Pacing: 99 clients each stream AI SDK text deltas paced 50 ms apart from one uvicorn server process
@@ -36,7 +36,7 @@ import orjson
 from streamkit.agui import AGUIMapper
 from streamkit.aisdk.mapping import AISDKMapper
 from streamkit.events import ChatEvent, RunStarted, StateUpdate
-from streamkit.sse import encode_frames, frame
+from streamkit.frames import encode_frames, frame
 
 from .concurrency import _Client, _run_clients, _Stream
 from .measure import Target, table

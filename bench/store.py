@@ -28,8 +28,8 @@ from typing import Any
 
 from streamkit.aisdk.mapping import AISDKMapper
 from streamkit.aisdk.routes import DONE
+from streamkit.frames import encode_frames, frame
 from streamkit.resumable import Resumable, endings_from_mapper
-from streamkit.sse import encode_frames, frame
 from streamkit.store import MemoryStore, StreamStore
 from streamkit.store.redis import RedisStore
 

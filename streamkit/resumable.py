@@ -35,9 +35,10 @@ from starlette.requests import Request
 
 from .events import RunAborted
 from .events.logs import run_logger
+from .frames import SHUTDOWN_TEXT, Mapper, frame
 from .http import HTTPError
-from .sse import SHUTDOWN_TEXT, Mapper, dumps, frame, js_value
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
+from .stringify import dumps, js_value
 
 __all__ = [
     "LOST_TEXT",

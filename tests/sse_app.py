@@ -12,7 +12,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from streamkit.events import ChatEvent, RunStarted, SequenceChecker, TextDelta, TextStart
-from streamkit.sse import EventStreamResponse, encode_frames, shutdown_frames
+from streamkit.frames import encode_frames, shutdown_frames
+from streamkit.sse import EventStreamResponse
 
 
 class EchoMapper:

@@ -18,7 +18,7 @@ from streamkit.events import (
     TextEnd,
     TextStart,
 )
-from streamkit.sse import encode_frames
+from streamkit.frames import encode_frames
 
 
 class _Mapper:

@@ -32,7 +32,7 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
 )
-from streamkit.sse import DEFAULT_ERROR_TEXT
+from streamkit.frames import DEFAULT_ERROR_TEXT
 
 
 def script() -> list[ChatEvent]:

@@ -1,6 +1,6 @@
-"""Payload JSON at serialization cost: :func:`streamkit.sse.js_value` searches orjson's output and walks only
-the flagged parts, :func:`streamkit.sse.js_json` rewrites integral floats in the bytes. Both must give exactly
-the bytes of the exact walk (:func:`streamkit.sse.js_walk`), which the client tests pin to ``JSON.stringify``."""
+"""Payload JSON at serialization cost: :func:`streamkit.stringify.js_value` searches orjson's output and walks only
+the flagged parts, :func:`streamkit.stringify.js_json` rewrites integral floats in the bytes. Both must give exactly
+the bytes of the exact walk (:func:`streamkit.stringify.js_walk`), which the client tests pin to ``JSON.stringify``."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import JsOracle
-from streamkit import sse
+from streamkit import frames, offload, stringify
 from streamkit.aisdk import mapping
 from streamkit.aisdk.mapping import AISDKMapper, _unsafe, safe_json
 from streamkit.events import ChatEvent, RunStarted, StateUpdate, TextDelta, TextStart
-from streamkit.sse import changed_span, dumps, encode_frames, js_json, js_value, js_walk, large
+from streamkit.frames import encode_frames
+from streamkit.offload import large
+from streamkit.stringify import changed_span, dumps, js_json, js_value, js_walk
 
 FLOATS = st.sampled_from([100.0, -0.0, 0.0, 2.5, 1e-6, 1.5e-6, 1e-7, 1e16, 1e20, 1e21, 2.0**53, 3e15, -7.0])
 TEXT = st.sampled_from(["", "a", '"', "\\", '\\"', "1.0,", "-0.0]", "e-6", "e+17}", '{"1":', "é", "\n"])
@@ -107,16 +109,16 @@ def _state_runs(draw: st.DrawFn) -> list[Any]:
 @settings(max_examples=80, deadline=None)
 @given(_state_runs(), st.booleans())
 def test_every_state_part_is_the_exact_walk(states: list[Any], small: bool) -> None:
-    saved = sse._JS_SPLIT
+    saved = stringify._JS_SPLIT
     mapper = AISDKMapper()
     mapper.feed(RunStarted())
     try:
-        sse._JS_SPLIT = 0 if small else saved
+        stringify._JS_SPLIT = 0 if small else saved
         for state in states:
             (chunk,) = [c for c in mapper.feed(StateUpdate(state=state)) if c["type"] == "data-state"]
             assert dumps(chunk["data"]) == dumps(safe_json(js_walk(state)))
     finally:
-        sse._JS_SPLIT = saved
+        stringify._JS_SPLIT = saved
 
 
 def test_a_large_state_part_goes_out_as_its_json() -> None:
@@ -146,7 +148,7 @@ def test_large_payloads_are_mapped_off_the_loop_in_order(ready: bool) -> None:
 
     class Spy(AISDKMapper):
         def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
-            threads.append(sse._local.__dict__.get("offloaded", False))
+            threads.append(offload._local.__dict__.get("offloaded", False))
             return super().feed(event)
 
     mapper = Spy(message_id="m")
@@ -160,8 +162,8 @@ def test_large_payloads_are_mapped_off_the_loop_in_order(ready: bool) -> None:
 
     body = asyncio.run(run())
     plain = AISDKMapper(message_id="m")
-    expected = b"".join(sse.frame(f) for e in events for f in plain.feed(e)) + b"".join(
-        sse.frame(f) for f in plain.close()
+    expected = b"".join(frames.frame(f) for e in events for f in plain.feed(e)) + b"".join(
+        frames.frame(f) for f in plain.close()
     )
     assert body == expected
     assert threads == [False, False, True, True]  # the deltas skip feed; the two state updates ran in a worker
@@ -225,37 +227,37 @@ def _versions(draw: st.DrawFn) -> list[Any]:
 @settings(max_examples=120, deadline=None)
 @given(_versions())
 def test_js_text_gives_the_exact_walks_bytes_version_after_version(versions: list[Any]) -> None:
-    saved = sse._PIECE, sse._NEST
-    sse._PIECE, sse._NEST = 40, 60
+    saved = stringify._PIECE, stringify._NEST
+    stringify._PIECE, stringify._NEST = 40, 60
     try:
-        plain, checked = sse.JsText(), sse.JsText(_unsafe)
+        plain, checked = stringify.JsText(), stringify.JsText(_unsafe)
         for value in versions:
             text = plain.text(value)
             assert text is None or text == dumps(js_walk(value))
             text = checked.text(value)
             assert text is None or text == dumps(safe_json(js_walk(value)))
     finally:
-        sse._PIECE, sse._NEST = saved
+        stringify._PIECE, stringify._NEST = saved
 
 
 @settings(max_examples=15, deadline=None)
 @given(_versions())
 def test_js_text_matches_json_stringify(js: JsOracle, versions: list[Any]) -> None:
-    saved = sse._PIECE, sse._NEST
-    sse._PIECE, sse._NEST = 40, 60
+    saved = stringify._PIECE, stringify._NEST
+    stringify._PIECE, stringify._NEST = 40, 60
     try:
-        pieces = sse.JsText()
+        pieces = stringify.JsText()
         texts = [t.decode() for t in map(pieces.text, versions) if t is not None]
     finally:
-        sse._PIECE, sse._NEST = saved
+        stringify._PIECE, stringify._NEST = saved
     assert js.result("json", {"texts": texts}) == texts
 
 
 @settings(max_examples=60, deadline=None)
 @given(_versions())
 def test_every_large_state_part_is_the_exact_walk(versions: list[Any]) -> None:
-    saved = sse._PIECE, sse._NEST, mapping._FRAGMENT
-    sse._PIECE, sse._NEST, mapping._FRAGMENT = 40, 60, 1  # every state after the first goes out in pieces
+    saved = stringify._PIECE, stringify._NEST, mapping._FRAGMENT
+    stringify._PIECE, stringify._NEST, mapping._FRAGMENT = 40, 60, 1  # every state after the first goes out in pieces
     try:
         mapper = AISDKMapper()
         mapper.feed(RunStarted())
@@ -263,21 +265,21 @@ def test_every_large_state_part_is_the_exact_walk(versions: list[Any]) -> None:
             (chunk,) = [c for c in mapper.feed(StateUpdate(state=state)) if c["type"] == "data-state"]
             assert dumps(chunk["data"]) == dumps(safe_json(js_walk(state)))
     finally:
-        sse._PIECE, sse._NEST, mapping._FRAGMENT = saved
+        stringify._PIECE, stringify._NEST, mapping._FRAGMENT = saved
 
 
 def test_js_text_rewrites_only_the_pieces_that_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     state = {"title": "t", "docs": [{"i": i, "score": i + 0.0, "tags": ["a"]} for i in range(20000)]}
-    pieces = sse.JsText(_unsafe)
+    pieces = stringify.JsText(_unsafe)
     assert pieces.text(state) == dumps(js_walk(state))
     searched: list[int] = []
     monkeypatch.setattr(
-        sse, "js_json", lambda raw, checked=False: searched.append(len(raw)) or js_json(raw, checked=checked)
+        stringify, "js_json", lambda raw, checked=False: searched.append(len(raw)) or js_json(raw, checked=checked)
     )
     new = {**state, "docs": list(state["docs"])}
     new["docs"][7] = {"i": 7, "score": 8.0, "tags": ["b"]}
     new["docs"][19000] = {"i": -1, "score": 1e300, "tags": []}
     assert pieces.text(new) == dumps(js_walk(new))
-    assert len(searched) == 2 and sum(searched) < 3 * sse._PIECE  # two pieces, not the state
+    assert len(searched) == 2 and sum(searched) < 3 * stringify._PIECE  # two pieces, not the state
     new["docs"][19000] = {"i": 0, "1": "an integer-like key: JavaScript lists it first"}
     assert pieces.text(new) is None  # the exact walk's turn

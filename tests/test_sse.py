@@ -22,19 +22,11 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from conftest import JsOracle, LiveServer
+from streamkit.detach import detach, detached_runs
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
-from streamkit.sse import (
-    DEFAULT_ERROR_TEXT,
-    SHUTDOWN_TEXT,
-    EventStreamResponse,
-    FrameTooLarge,
-    detach,
-    detached_runs,
-    dumps,
-    encode_frames,
-    frame,
-    js_value,
-)
+from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, encode_frames, frame
+from streamkit.sse import EventStreamResponse
+from streamkit.stringify import dumps, js_value
 
 
 class EchoMapper:

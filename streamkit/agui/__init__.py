@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 from ..events import ChatEvent
-from ..sse import ErrorHook, encode_frames
+from ..frames import ErrorHook, encode_frames
 from .fold import Folded, fold
 from .mapping import (
     DATA,

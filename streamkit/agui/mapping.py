@@ -1,9 +1,9 @@
 """ChatEvents to AG-UI events: a pure, synchronous state machine for one run.
 
-:class:`AGUIMapper` implements :class:`streamkit.sse.Mapper`. Every event first goes through a
+:class:`AGUIMapper` implements :class:`streamkit.frames.Mapper`. Every event first goes through a
 :class:`~streamkit.events.SequenceChecker` (repairing a sloppy core, or raising in strict mode), then a dispatch
 table of small handlers turns it into AG-UI event dicts: camelCase keys, optional fields omitted (never
-``null``), payloads rewritten with :func:`streamkit.sse.js_value` so the bytes match ``JSON.stringify``.
+``null``), payloads rewritten with :func:`streamkit.stringify.js_value` so the bytes match ``JSON.stringify``.
 
 What the client receives for each ChatEvent:
 
@@ -106,7 +106,8 @@ from ..events import (
     hitl,
 )
 from ..events.logs import run_logger
-from ..sse import LARGE_STATE, dumps, heavy, js_value
+from ..offload import LARGE_STATE, heavy
+from ..stringify import dumps, js_value
 from .messages import json_text, to_agui_messages, tool_content
 from .state import ClientState, PatchError, apply_patch, check_patch, to_json
 
@@ -194,7 +195,7 @@ def _meta(**fields: Any) -> dict[str, Any] | None:
 
 
 class AGUIMapper:
-    """Maps one run's ``ChatEvent`` stream to AG-UI event dicts (implements :class:`streamkit.sse.Mapper`).
+    """Maps one run's ``ChatEvent`` stream to AG-UI event dicts (implements :class:`streamkit.frames.Mapper`).
 
     ``thread_id``/``run_id`` are the request's (a ``RunStarted`` that names its own wins); ``state`` is the
     state the client holds (the request's ``state``). ``known_tool_calls`` are tool calls of earlier runs whose
@@ -273,7 +274,7 @@ class AGUIMapper:
         self._tools_seen: set[str] = set()
         self._streamed: set[str] = set()
         self._approvals: list[Frame] = []
-        # The hot path for streamkit.sse.encode_frames: for a block open here and in the checker, a delta's
+        # The hot path for streamkit.frames.encode_frames: for a block open here and in the checker, a delta's
         # frame is this prefix + JSON(delta) + "}", and feeding it would change nothing.
         self._text_prefix: dict[str, bytes] = {}
         self._reasoning_prefix: dict[str, bytes] = {}
@@ -293,7 +294,7 @@ class AGUIMapper:
 
     def offload(self, event: ChatEvent) -> bool:
         """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
-        event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
+        event on a large state); :func:`streamkit.frames.encode_frames` asks before each event."""
         if event.type in _STATE_EVENTS and self._state.size > LARGE_STATE:
             return True
         return heavy(event)

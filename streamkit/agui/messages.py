@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..events import FilePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ..sse import dumps, js_value
+from ..stringify import dumps, js_value
 
 __all__ = ["file_part", "json_text", "to_agui_messages", "tool_content"]
 

@@ -32,9 +32,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ..frames import Mapper, frame
 from ..http import Authorize, HTTPError, Limits, authorize_request, error_response, read_json
 from ..resumable import LOST_TEXT, Resumable, endings_from_mapper, last_event_id
-from ..sse import Mapper, dumps, frame, js_value
+from ..stringify import dumps, js_value
 from .fold import fold
 from .mapping import PROTOCOL_VERSION
 from .request import RunAgentInput

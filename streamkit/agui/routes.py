@@ -21,11 +21,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ..detach import detach
 from ..events import Agent
 from ..events.logs import bind_run
+from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
 from ..http import Authorize, HTTPError, Limits, parse_request
 from ..resumable import Resumable, as_resumable
-from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
+from ..sse import EventStreamResponse
 from ..store import StreamStore
 from .mapping import AGUIMapper
 from .reattach import reattach_routes, start_resumable
@@ -93,7 +95,7 @@ def routes(
     With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a stream store), runs outlive their
     request and ``{path}/reattach`` and ``{path}/cancel`` join it (see :mod:`streamkit.agui.reattach`).
     Without it, a client that goes away cancels the run, unless ``detach_runs``: then the run goes on to
-    completion with at most ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.sse.detach`).
+    completion with at most ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.detach.detach`).
     """
     keeper = as_resumable(resumable)
 

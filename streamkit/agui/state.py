@@ -25,7 +25,8 @@ from typing import Any
 
 import orjson
 
-from ..sse import breathe, dumps, js_value
+from ..offload import breathe
+from ..stringify import dumps, js_value
 
 __all__ = [
     "ClientState",

@@ -1,6 +1,6 @@
 """ChatEvents to UI Message Stream chunks: a pure, per-run state machine.
 
-:class:`AISDKMapper` implements :class:`streamkit.sse.Mapper`. Every event goes through a
+:class:`AISDKMapper` implements :class:`streamkit.frames.Mapper`. Every event goes through a
 :class:`~streamkit.events.SequenceChecker` first, so the chunks it returns always form a stream the
 ``useChat`` client accepts (spec section 5.2): deltas only for open parts, text and reasoning closed before
 ``finish-step``, tool outputs only for known calls, one ``start`` with one message id, ``error`` last.
@@ -9,7 +9,7 @@
 only chunk types and fields that the current release of that major has in its chunk schema, degrading what
 it lacks to the nearest form it has (see :data:`CHUNK_TYPES` and :data:`CHUNK_FIELDS`).
 
-Payload values (tool input and output, data, state, metadata) go through :func:`streamkit.sse.js_value`,
+Payload values (tool input and output, data, state, metadata) go through :func:`streamkit.stringify.js_value`,
 and keys the client refuses to parse (``__proto__``, and ``constructor`` holding a ``prototype``) are
 dropped from them.
 """
@@ -62,20 +62,8 @@ from ..events import (
     UserMessage,
 )
 from ..events.logs import run_logger
-from ..sse import (
-    LARGE_STATE,
-    JsText,
-    breathe,
-    changed_span,
-    dumps,
-    heavy,
-    js_json,
-    js_value,
-    js_walk,
-    large,
-    needs_rewrite,
-    offloaded,
-)
+from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
+from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
 from .request import STATE_PART_ID, to_ui_messages
 
 __all__ = [
@@ -211,7 +199,7 @@ def _strip_unsafe(value: Any) -> Any:
 
 
 def safe_json(value: Any) -> Any:
-    """A payload value ready for a chunk: :func:`~streamkit.sse.js_value`, minus keys the client refuses.
+    """A payload value ready for a chunk: :func:`~streamkit.stringify.js_value`, minus keys the client refuses.
 
     The keys are looked for in orjson's JSON of the value; only a value that holds one is walked."""
     if value is None or type(value) in (str, bool):
@@ -340,8 +328,8 @@ class AISDKMapper:
     answers may arrive in this run. ``state`` is the state the client holds (the base of the first
     ``StateDelta``). ``strict`` makes the sequence checker raise instead of repairing.
 
-    ``delta_prefixes`` publishes the hot path for :func:`streamkit.sse.encode_frames`: the frame prefix of
-    every text and reasoning part open on the wire (see :class:`streamkit.sse.Mapper`).
+    ``delta_prefixes`` publishes the hot path for :func:`streamkit.frames.encode_frames`: the frame prefix of
+    every text and reasoning part open on the wire (see :class:`streamkit.frames.Mapper`).
     """
 
     __slots__ = (
@@ -430,7 +418,7 @@ class AISDKMapper:
 
     def offload(self, event: ChatEvent) -> bool:
         """Whether feeding ``event`` is heavy enough to run off the event loop (a large payload, or a state
-        event on a large state); :func:`streamkit.sse.encode_frames` asks before each event."""
+        event on a large state); :func:`streamkit.frames.encode_frames` asks before each event."""
         if event.type in _STATE_EVENTS and (self._state_size > LARGE_STATE or large(self._state)):
             return True
         return heavy(event)
@@ -847,7 +835,7 @@ class AISDKMapper:
     def _state_data(self) -> Any:
         """The state as :func:`safe_json` gives it. A large state goes out as its ``JSON.stringify`` bytes,
         kept in pieces from one part to the next so that only the pieces that changed are searched and
-        rewritten (:class:`~streamkit.sse.JsText`); a small one is found in orjson's JSON of it, the bytes
+        rewritten (:class:`~streamkit.stringify.JsText`); a small one is found in orjson's JSON of it, the bytes
         around what changed since the last clean state being all that is searched."""
         value = self._state
         if value is None or type(value) in (str, int, bool):

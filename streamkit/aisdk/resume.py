@@ -23,9 +23,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ..frames import Mapper, frame
 from ..http import Authorize, HTTPError, authorize_request, error_response
 from ..resumable import LOST_TEXT, Resumable, endings_from_mapper, last_event_id
-from ..sse import Mapper, frame
 
 __all__ = ["DEAD", "resume_routes", "start_resumable"]
 

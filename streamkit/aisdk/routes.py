@@ -21,11 +21,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ..detach import detach
 from ..events import Agent, ChatEvent, RunInput
 from ..events.logs import bind_run, run_logger
+from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
 from ..http import Authorize, HTTPError, Limits, authorize_request, parse_request
 from ..resumable import Resumable, as_resumable
-from ..sse import ErrorHook, EventStreamResponse, detach, encode_frames, shutdown_frames, start_agent
+from ..sse import EventStreamResponse
 from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
 from .request import ChatRequest, answered_interrupts, continued_message, known_ids, parse_chat_request, to_run_input
@@ -164,7 +166,7 @@ def routes(
     stream store), runs outlive their request, the GET resumes them and ``DELETE {path}/{chatId}/stream``
     cancels them (see :mod:`streamkit.aisdk.resume`). Without it, a client that goes away cancels the run,
     unless ``detach_runs``: then the run goes on to completion with at most ``max_buffer_bytes`` of unread
-    frames kept (see :func:`~streamkit.sse.detach`).
+    frames kept (see :func:`~streamkit.detach.detach`).
     """
     if sdk_version not in SUPPORTED_VERSIONS:
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")

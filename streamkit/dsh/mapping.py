@@ -1,6 +1,6 @@
 """ChatEvents to the dialect's named events: a pure, synchronous state machine for one run.
 
-:class:`DSHMapper` implements :class:`streamkit.sse.Mapper` with ``named_events``: every frame is
+:class:`DSHMapper` implements :class:`streamkit.frames.Mapper` with ``named_events``: every frame is
 ``{"event": name, "data": payload}``, written by the shared SSE writer as ``event: <name>`` and ``data: <json>``
 lines. Every event first goes through a :class:`~streamkit.events.SequenceChecker` (repairing a sloppy core, or
 raising in strict mode); the mapper also keeps the conversation the ``done`` frame carries.
@@ -84,7 +84,7 @@ from ..events import (
     ToolResult,
     UserMessage,
 )
-from ..sse import dumps, js_value
+from ..stringify import dumps, js_value
 from .messages import to_dsh_messages
 
 __all__ = ["CHUNK", "DONE", "ERROR", "EVENTS", "META", "STEP_BREAK", "DSHMapper"]
@@ -142,7 +142,7 @@ class _Turn:
 
 
 class DSHMapper:
-    """Maps one run's ``ChatEvent`` stream to the dialect's named events (a :class:`streamkit.sse.Mapper`).
+    """Maps one run's ``ChatEvent`` stream to the dialect's named events (a :class:`streamkit.frames.Mapper`).
 
     ``agent_id`` names the agent (and, unless ``thread_id`` says otherwise, the session); ``run_id`` the run.
     ``history`` is the conversation before the run in the dialect's message form (see
@@ -154,7 +154,7 @@ class DSHMapper:
     """
 
     named_events = True
-    """Frames are ``{"event", "data"}``: the SSE writer writes ``event:`` lines (see :class:`~streamkit.sse.Mapper`)."""
+    """Frames are ``{"event", "data"}``: the SSE writer writes ``event:`` lines (see :class:`~streamkit.frames.Mapper`)."""
 
     __slots__ = (
         "_agent_id",

@@ -33,8 +33,9 @@ from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, Message, RunInput, ToolCallPart, ToolResultPart
 from ..events.logs import bind_run
+from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
 from ..http import Authorize, HTTPError, Limits, authorize_request, error_response, parse_request
-from ..sse import ErrorHook, EventStreamResponse, encode_frames, shutdown_frames, start_agent
+from ..sse import EventStreamResponse
 from .fold import fold, parse_sse
 from .mapping import DSHMapper
 from .messages import from_dsh_messages, to_dsh_messages

@@ -56,7 +56,7 @@ from streamkit.events import (
     ToolResult,
     UserMessage,
 )
-from streamkit.sse import dumps, js_value
+from streamkit.stringify import dumps, js_value
 
 
 def repaired(events: Sequence[ChatEvent]) -> list[ChatEvent]:

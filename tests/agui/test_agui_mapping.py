@@ -588,7 +588,7 @@ async def _aiter(events: list[ChatEvent]) -> Any:
 @given(st.one_of(careful_runs(), sloppy_runs), st.booleans(), st.sampled_from([1, 200, 16384]))
 async def test_the_delta_hot_path_writes_the_same_bytes(events: list[ChatEvent], source: bool, coalesce: int) -> None:
     """``delta_prefixes`` let the SSE writer skip ``feed`` for deltas of open blocks: same bytes either way."""
-    from streamkit.sse import encode_frames
+    from streamkit.frames import encode_frames
 
     logging.getLogger("streamkit").setLevel(logging.ERROR)
     hot = AGUIMapper(thread_id="th", run_id="run", state={})

@@ -31,7 +31,7 @@ from streamkit.agui.state import (
     to_json,
 )
 from streamkit.events import ProtocolError, RunStarted, StateDelta, StateSnapshot, StateUpdate
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 # --- unit -------------------------------------------------------------------------------------------
 

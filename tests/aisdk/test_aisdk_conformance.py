@@ -38,7 +38,7 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
 )
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 VERSIONS = [5, 6, 7]
 

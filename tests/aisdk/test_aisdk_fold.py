@@ -17,7 +17,7 @@ from conftest import JsOracle
 from streamkit.aisdk import UIMessageFolder, afold, encode, fold, parse_sse
 from streamkit.aisdk.fold import parse_partial_json
 from streamkit.events import ChatEvent, RunStarted, TextDelta, TextEnd, TextStart
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 
 def sse(chunks: list[dict[str, Any]]) -> bytes:

@@ -53,7 +53,7 @@ from streamkit.events import (
     ToolResultPart,
     Usage,
 )
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 
 @pytest.fixture(autouse=True)

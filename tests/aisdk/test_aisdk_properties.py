@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from streamkit.aisdk import AISDKMapper, UIMessageFolder, encode
 from streamkit.events import ChatEvent, ProtocolError, SequenceChecker
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 VERSIONS = st.sampled_from([5, 6, 7])
 

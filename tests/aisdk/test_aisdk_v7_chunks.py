@@ -41,7 +41,7 @@ from streamkit.events import (
     UserFile,
     UserMessage,
 )
-from streamkit.sse import dumps
+from streamkit.stringify import dumps
 
 VERSIONS = [5, 6, 7]
 

@@ -27,8 +27,8 @@ from streamkit.events import (
     ToolResultPart,
     Usage,
 )
+from streamkit.frames import frame
 from streamkit.http import HTTPError, Limits
-from streamkit.sse import frame
 
 
 def frames_of(events: list[Any], **options: Any) -> list[dict[str, Any]]:

@@ -28,7 +28,8 @@ from streamkit.events import (
     ToolCallEnd,
     ToolResult,
 )
-from streamkit.sse import dumps, frame, js_value
+from streamkit.frames import frame
+from streamkit.stringify import dumps, js_value
 
 HISTORY = [{"id": "u0", "role": "user", "content": "hello"}]
 

@@ -30,8 +30,8 @@ from streamkit.events import (
     ToolResult,
     last_user_text,
 )
+from streamkit.frames import shutdown_frames
 from streamkit.http import Limits, api_keys
-from streamkit.sse import shutdown_frames
 
 seen: list[RunInput] = []
 

@@ -13,7 +13,7 @@ from conftest import JsOracle
 from streamkit.agui.fold import fold
 from streamkit.agui.mapping import AGUIMapper
 from streamkit.agui.reattach import GONE_TEXT, frames_of, reattach, snapshot
-from streamkit.sse import encode_frames
+from streamkit.frames import encode_frames
 from streamkit.store import MemoryStore
 
 THREAD, RUN = "thread-1", "run-1"

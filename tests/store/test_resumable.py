@@ -16,9 +16,9 @@ import pytest
 from starlette.requests import Request
 
 from streamkit.events import ChatEvent, RunFinished, RunStarted, TextDelta, TextEnd, TextStart
+from streamkit.frames import SHUTDOWN_TEXT, encode_frames
 from streamkit.http import HTTPError
 from streamkit.resumable import TOO_LARGE_TEXT, Resumable, endings_from_mapper, last_event_id, principal_key
-from streamkit.sse import SHUTDOWN_TEXT, encode_frames
 from streamkit.store import MemoryStore, StoreLimits, StreamStore
 from streamkit.store.redis import RedisStore
 
