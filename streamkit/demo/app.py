@@ -28,7 +28,7 @@ from ..events import Agent, ChatEvent, RunInput, Tool
 from ..sources.agui import RemoteAGUIAgent
 from ..sources.aisdk import RemoteAISDKAgent
 from .agent import ScriptedAgent
-from .openai import ModelAgent, OpenAIAgent
+from .models import ModelAgent, OpenAIAgent
 from .tools import FRONTEND_TOOLS
 
 __all__ = ["AGUI_PATH", "AISDK_PATH", "DSH_PATH", "STATIC_DIR", "agent_info", "create_app", "offering"]

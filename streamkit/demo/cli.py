@@ -32,7 +32,7 @@ from ..events import Agent
 from ..sources.agui import RemoteAGUIAgent
 from ..sources.aisdk import RemoteAISDKAgent
 from .agent import Pacing, ScriptedAgent
-from .openai import PROVIDERS, ModelAgent, ModelConfig, provider_agent
+from .models import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
 __all__ = ["build_parser", "main", "make_agent"]
 

@@ -1,9 +1,11 @@
 """The demo's tools: small, deterministic, offline functions both demo agents can call.
 
-Each :class:`DemoTool` has a name, a description and a JSON Schema for its input (what a model is shown),
-and a synchronous ``run(input) -> output``. A tool signals failure by raising :class:`ToolError`; the agents
-turn that into a tool result with ``error`` text. Outputs are plain JSON values. :func:`sources_of` picks
-the citable sources out of an output (the documentation search returns some).
+Each tool is a :class:`~streamkit.sources.tools.ServerTool`, the library's own server tool: a name, a
+description and a JSON Schema for its input (what a model is shown), and a synchronous ``run(input) ->
+output``. A tool signals failure by raising :class:`~streamkit.sources.tools.ToolError`; the agents turn
+that into a tool result with ``error`` text. Outputs are plain JSON values. The model agents run these tools
+through the provider sources' tool loop; the offline agent runs them with :func:`run_now`. :func:`sources_of`
+picks the citable sources out of an output (the documentation search returns some).
 
 Two tools show human in the loop (:mod:`streamkit.events.hitl`): ``delete_file`` has ``needs_approval``
 (the agent asks the user before it runs), and ``set_theme`` is a *frontend tool* (:data:`FRONTEND_TOOLS`):
@@ -16,10 +18,10 @@ import ast
 import operator
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..events import Tool
+from ..sources.tools import ServerTool, ToolError, run_server_tool
 
 __all__ = [
     "CALCULATE",
@@ -27,40 +29,14 @@ __all__ = [
     "DELETE_FILE",
     "FRONTEND_TOOLS",
     "GET_WEATHER",
+    "KNOWN_CITIES",
     "SANDBOX_FILES",
     "SEARCH_DOCS",
     "SET_THEME",
-    "DemoTool",
-    "ToolError",
-    "run_tool",
+    "run_now",
     "sources_of",
     "tools_by_name",
 ]
-
-
-class ToolError(Exception):
-    """A tool could not produce an output; the message is shown to the model and the user."""
-
-
-@dataclass(frozen=True, slots=True)
-class DemoTool:
-    """A tool an agent may call: ``run`` maps a parsed JSON input to a JSON output or raises ToolError.
-
-    ``needs_approval``: the agent asks the user to approve each call before running it.
-    """
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    run: Callable[[dict[str, Any]], Any]
-    needs_approval: bool = False
-
-    def spec(self) -> dict[str, Any]:
-        """The tool as an OpenAI Chat Completions ``tools`` entry."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
 
 
 # --- get_weather -----------------------------------------------------------------------------------
@@ -114,7 +90,7 @@ def _weather(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-GET_WEATHER = DemoTool(
+GET_WEATHER = ServerTool(
     name="get_weather",
     description="Current weather for a city (offline demo data).",
     parameters={
@@ -193,7 +169,7 @@ def _calculate(args: dict[str, Any]) -> dict[str, Any]:
     return {"expression": expression, "result": value}
 
 
-CALCULATE = DemoTool(
+CALCULATE = ServerTool(
     name="calculate",
     description="Evaluate an arithmetic expression (+ - * / // % ** and parentheses).",
     parameters={
@@ -284,7 +260,7 @@ def _search_docs(args: dict[str, Any]) -> dict[str, Any]:
     return {"query": query, "matched": matched, "results": results}
 
 
-SEARCH_DOCS = DemoTool(
+SEARCH_DOCS = ServerTool(
     name="search_docs",
     description="Search a small offline index of documentation about streaming chat protocols.",
     parameters={
@@ -317,7 +293,7 @@ def _delete_file(args: dict[str, Any]) -> dict[str, Any]:
     return {"path": name, "deleted": True, "bytes": SANDBOX_FILES[name]}
 
 
-DELETE_FILE = DemoTool(
+DELETE_FILE = ServerTool(
     name="delete_file",
     description="Delete a file from the demo's sandbox folder (pretend: nothing is removed). Needs the user's "
     "approval.",
@@ -351,32 +327,30 @@ answers ``{"theme": "dark" | "light"}``."""
 FRONTEND_TOOLS: tuple[Tool, ...] = (SET_THEME,)
 """The tools the demo page runs (offered to a model next to the server tools)."""
 
-DEFAULT_TOOLS: tuple[DemoTool, ...] = (GET_WEATHER, CALCULATE, SEARCH_DOCS, DELETE_FILE)
+DEFAULT_TOOLS: tuple[ServerTool, ...] = (GET_WEATHER, CALCULATE, SEARCH_DOCS, DELETE_FILE)
 """Every tool the demo's agents run (``delete_file`` only once the user approves)."""
 
 
-def tools_by_name(tools: Sequence[DemoTool]) -> dict[str, DemoTool]:
+def tools_by_name(tools: Sequence[ServerTool]) -> dict[str, ServerTool]:
     """Index ``tools`` by name."""
     return {tool.name: tool for tool in tools}
 
 
-def run_tool(tools: Mapping[str, DemoTool], name: str, args: Any) -> tuple[Any, str | None]:
-    """Run the tool ``name`` on ``args``; return ``(output, None)`` or ``(None, error text)``.
+def run_now(tools: Mapping[str, ServerTool], name: str, args: Any) -> tuple[Any, str | None]:
+    """:func:`~streamkit.sources.tools.run_server_tool` for the offline agent's script, which is synchronous.
 
-    Unknown tools, inputs that are not JSON objects, :class:`ToolError` and unexpected exceptions all
-    become error text (never an exception), since a model can send anything.
+    The same outcome and the same error texts: ``(output, None)`` or ``(None, error text)``, never an
+    exception. The demo's tools are plain functions, so the call completes without ever suspending; a tool
+    that does suspend (it waits on I/O) cannot be run here and raises :class:`RuntimeError`.
     """
-    tool = tools.get(name)
-    if tool is None:
-        return None, f"unknown tool {name!r}"
-    if not isinstance(args, dict):
-        return None, f"{name} expects a JSON object as input, got {type(args).__name__}"
+    call = run_server_tool(tools, name, args)
     try:
-        return tool.run(args), None
-    except ToolError as exc:
-        return None, str(exc)
-    except Exception as exc:  # a bug in a tool must not end the run
-        return None, f"{name} failed: {type(exc).__name__}: {exc}"
+        call.send(None)
+    except StopIteration as done:
+        outcome: tuple[Any, str | None] = done.value
+        return outcome
+    call.close()
+    raise RuntimeError(f"{name} waits on something: the offline agent runs plain functions only")
 
 
 def sources_of(output: Any) -> list[dict[str, str]]:

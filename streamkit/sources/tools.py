@@ -184,7 +184,7 @@ async def run_server_tool(
         if inspect.isawaitable(result):
             result = await _await(result)
     except Exception as exc:  # a bug in a tool must not end the run
-        if type(exc).__name__ == "ToolError":  # ours, or an application's own ToolError class
+        if isinstance(exc, ToolError):
             return None, str(exc)
         return None, f"{name} failed: {type(exc).__name__}: {exc}"
     return result, None

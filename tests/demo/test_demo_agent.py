@@ -11,8 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamkit.demo.agent import INSTANT, Pacing, ScriptedAgent, choose_path, run_tag, script, split_tokens
-from streamkit.demo.tools import DEFAULT_TOOLS, run_tool, sources_of, tools_by_name
+from streamkit.demo.agent import INSTANT, Pacing, ScriptedAgent, script
+from streamkit.demo.models import OpenAIAgent
+from streamkit.demo.paths import choose_path
+from streamkit.demo.tools import DEFAULT_TOOLS, run_now, sources_of, tools_by_name
+from streamkit.demo.writer import split_tokens
 from streamkit.events import (
     ChatEvent,
     Message,
@@ -29,6 +32,7 @@ from streamkit.events import (
     ToolCallStart,
     ToolResult,
 )
+from streamkit.sources.loop import run_tag
 
 TOOLS = tools_by_name(DEFAULT_TOOLS)
 
@@ -132,7 +136,7 @@ def test_tool_calls_stream_arguments_then_end_with_the_parsed_input(path: str) -
         (result,) = [e for e in events if isinstance(e, ToolResult) and e.id == start.id]
         assert len(deltas) > 1  # streamed in pieces
         assert json.loads("".join(deltas)) == end.input
-        output, error = run_tool(TOOLS, start.name, end.input)
+        output, error = run_now(TOOLS, start.name, end.input)
         assert (result.output, result.error) == (output, error)
         assert events.index(start) < events.index(end) < events.index(result)
 
@@ -303,7 +307,7 @@ def test_split_tokens_round_trips(text: str) -> None:
     ],
 )
 def test_calculate(expression: str, expected: Any) -> None:
-    assert run_tool(TOOLS, "calculate", {"expression": expression}) == (
+    assert run_now(TOOLS, "calculate", {"expression": expression}) == (
         {"expression": expression, "result": expected},
         None,
     )
@@ -323,37 +327,37 @@ def test_calculate(expression: str, expected: Any) -> None:
     ],
 )
 def test_calculate_errors(args: dict[str, Any], error: str) -> None:
-    assert run_tool(TOOLS, "calculate", args) == (None, error)
+    assert run_now(TOOLS, "calculate", args) == (None, error)
 
 
 def test_weather_is_stable_and_validated() -> None:
-    known, _ = run_tool(TOOLS, "get_weather", {"city": "  lisbon "})
+    known, _ = run_now(TOOLS, "get_weather", {"city": "  lisbon "})
     assert known == {"city": "Lisbon", "temperature": 23, "unit": "celsius", "conditions": "sunny", "humidity": 55}
-    made_up, _ = run_tool(TOOLS, "get_weather", {"city": "Springfield"})
-    assert made_up == run_tool(TOOLS, "get_weather", {"city": "springfield"})[0]
-    fahrenheit, _ = run_tool(TOOLS, "get_weather", {"city": "Lisbon", "unit": "fahrenheit"})
+    made_up, _ = run_now(TOOLS, "get_weather", {"city": "Springfield"})
+    assert made_up == run_now(TOOLS, "get_weather", {"city": "springfield"})[0]
+    fahrenheit, _ = run_now(TOOLS, "get_weather", {"city": "Lisbon", "unit": "fahrenheit"})
     assert fahrenheit["temperature"] == 73
-    assert run_tool(TOOLS, "get_weather", {"city": 3})[1] == "get_weather needs a non-empty 'city' string"
-    assert run_tool(TOOLS, "get_weather", {"city": "Oslo", "unit": "kelvin"})[1] is not None
+    assert run_now(TOOLS, "get_weather", {"city": 3})[1] == "get_weather needs a non-empty 'city' string"
+    assert run_now(TOOLS, "get_weather", {"city": "Oslo", "unit": "kelvin"})[1] is not None
 
 
 def test_search_docs() -> None:
-    found, _ = run_tool(TOOLS, "search_docs", {"query": "How do JSON Patch state deltas work?"})
+    found, _ = run_now(TOOLS, "search_docs", {"query": "How do JSON Patch state deltas work?"})
     assert found["matched"] is True
     assert [r["title"] for r in found["results"]] == ["AG-UI: State Management", "RFC 6902: JSON Patch"]
-    nothing, _ = run_tool(TOOLS, "search_docs", {"query": "quantum chromodynamics", "limit": 1})
+    nothing, _ = run_now(TOOLS, "search_docs", {"query": "quantum chromodynamics", "limit": 1})
     assert nothing["matched"] is False and len(nothing["results"]) == 1
-    assert run_tool(TOOLS, "search_docs", {"query": "x", "limit": 9})[1] == "'limit' must be an integer from 1 to 5"
+    assert run_now(TOOLS, "search_docs", {"query": "x", "limit": 9})[1] == "'limit' must be an integer from 1 to 5"
 
 
-def test_run_tool_never_raises() -> None:
-    assert run_tool(TOOLS, "nope", {}) == (None, "unknown tool 'nope'")
-    assert run_tool(TOOLS, "calculate", "1+1") == (None, "calculate expects a JSON object as input, got str")
+def test_run_now_never_raises() -> None:
+    assert run_now(TOOLS, "nope", {}) == (None, "unknown tool 'nope'")
+    assert run_now(TOOLS, "calculate", "1+1") == (None, "calculate expects a JSON object as input, got str")
 
 
 def test_tool_specs_are_openai_functions() -> None:
-    for tool in DEFAULT_TOOLS:
-        spec = tool.spec()
+    specs = OpenAIAgent("http://h/v1", "m").request_body([])["tools"]
+    for tool, spec in zip(DEFAULT_TOOLS, specs, strict=True):
         assert spec["type"] == "function"
         assert spec["function"]["name"] == tool.name
         assert spec["function"]["parameters"]["type"] == "object"

@@ -17,7 +17,7 @@ import pytest
 from streamkit.demo.agent import INSTANT, ScriptedAgent
 from streamkit.demo.app import STATIC_DIR, create_app
 from streamkit.demo.cli import build_parser, main, make_agent
-from streamkit.demo.openai import OpenAIAgent
+from streamkit.demo.models import OpenAIAgent
 
 CHAT_BODY = {
     "id": "chat-1",

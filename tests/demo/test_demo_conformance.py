@@ -18,7 +18,7 @@ from openai_replay import replay_app, serve
 from conftest import JsOracle
 from streamkit.demo.agent import INSTANT, ScriptedAgent, script
 from streamkit.demo.app import create_app
-from streamkit.demo.openai import OpenAIAgent
+from streamkit.demo.models import OpenAIAgent
 from streamkit.events import ChatEvent, Message, RunInput, TextPart
 
 PROMPTS: dict[str, str] = {

@@ -18,9 +18,10 @@ from starlette.routing import Route
 
 from conftest import JsOracle
 from streamkit import aisdk
-from streamkit.demo.agent import INSTANT, ScriptedAgent, choose_path, script
+from streamkit.demo.agent import INSTANT, ScriptedAgent, script
 from streamkit.demo.app import create_app, offering
-from streamkit.demo.openai import OpenAIAgent
+from streamkit.demo.models import OpenAIAgent
+from streamkit.demo.paths import choose_path
 from streamkit.demo.tools import FRONTEND_TOOLS, SET_THEME
 from streamkit.events import (
     APPROVAL_SCHEMA,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from openai_replay import replay_app, scenarios, serve
 
-from streamkit.demo.openai import ModelConfig, OpenAIAgent
+from streamkit.demo.models import ModelConfig, OpenAIAgent
 from streamkit.demo.tools import DEFAULT_TOOLS
 from streamkit.events import (
     ChatEvent,
@@ -482,7 +482,7 @@ def test_request_body_options() -> None:
 def test_provider_agents_for_the_demo() -> None:
     from streamkit.demo.app import agent_info
     from streamkit.demo.cli import build_parser, make_agent
-    from streamkit.demo.openai import ModelAgent, provider_agent
+    from streamkit.demo.models import ModelAgent, provider_agent
 
     env = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant-x"}
     ollama = provider_agent("ollama", env={"OLLAMA_HOST": "gpu-box:11434"})

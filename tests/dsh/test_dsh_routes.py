@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from streamkit import dsh
-from streamkit.demo.agent import INSTANT, ScriptedAgent, run_tag
+from streamkit.demo.agent import INSTANT, ScriptedAgent
 from streamkit.dsh import fold, parse_sse
 from streamkit.events import (
     ChatEvent,
@@ -32,6 +32,7 @@ from streamkit.events import (
 )
 from streamkit.frames import shutdown_frames
 from streamkit.http import Limits, api_keys
+from streamkit.sources.loop import run_tag
 
 seen: list[RunInput] = []
 

@@ -2,7 +2,7 @@
 
 :class:`ModelAgent` wraps any provider agent (OpenAI Chat Completions or Responses, Anthropic, Ollama) and
 streams, next to the model's own events, a small plan of the run's model and tool calls as shared state
-(``{"task", "status", "steps": [{"id", "title", "status"}]}``), which the demo page shows.
+(:func:`with_plan`, a :class:`~streamkit.demo.plan.Plan`), which the demo page shows.
 :class:`OpenAIAgent` is the demo's OpenAI-compatible agent (any ``/chat/completions`` server over plain
 httpx, no SDK): :class:`~streamkit.sources.openai.OpenAIChatAgent` with the demo's tools, system prompt and
 plan. :func:`provider_agent` builds the agent ``streamkit demo --provider ...`` asks for.
@@ -27,7 +27,6 @@ from ..events import (
     RunInput,
     RunStarted,
     StateSnapshot,
-    StateUpdate,
     StepFinished,
     StepStarted,
     ToolApprovalRequest,
@@ -37,7 +36,9 @@ from ..events import (
     last_user_text,
 )
 from ..sources.openai import OpenAIChatAgent
-from .tools import DEFAULT_TOOLS, DemoTool
+from ..sources.tools import ServerTool
+from .plan import Plan, clip
+from .tools import DEFAULT_TOOLS
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -116,33 +117,9 @@ def _short_args(value: Any) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
-class _Plan:
-    def __init__(self, prompt: str) -> None:
-        flat = " ".join(prompt.split())
-        self.task = flat if len(flat) <= 60 else flat[:59] + "…"
-        self.status = "working"
-        self.steps: list[dict[str, str]] = []
-
-    def render(self) -> dict[str, Any]:
-        return {"task": self.task, "status": self.status, "steps": [dict(s) for s in self.steps]}
-
-    def add(self, step_id: str, title: str, status: str = "running") -> StateUpdate:
-        self.steps.append({"id": step_id, "title": title, "status": status})
-        return StateUpdate(state=self.render())
-
-    def status_of(self, step_id: str) -> str | None:
-        return next((s["status"] for s in self.steps if s["id"] == step_id), None)
-
-    def set(self, step_id: str, status: str) -> StateUpdate:
-        for step in self.steps:
-            if step["id"] == step_id:
-                step["status"] = status
-        return StateUpdate(state=self.render())
-
-
 async def with_plan(events: AsyncIterable[ChatEvent], prompt: str) -> AsyncGenerator[ChatEvent, None]:
     """``events`` with the plan of the run's model and tool calls streamed as shared state."""
-    plan = _Plan(prompt)
+    plan = Plan(clip(prompt, 60))
     names: dict[str, str] = {}
     step: str | None = None
     calls: list[str] = []
@@ -153,14 +130,14 @@ async def with_plan(events: AsyncIterable[ChatEvent], prompt: str) -> AsyncGener
                 if step is not None:
                     yield plan.set(step, "done")
                 plan.status = "waiting for the client" if waiting or event.finish_reason == "tool-calls" else "done"
-                yield StateUpdate(state=plan.render())
+                yield plan.update()
                 yield event
                 continue
             if isinstance(event, RunError):
                 if step is not None and plan.status_of(step) == "running":
                     plan.set(step, "failed")
                 plan.status = "failed"
-                yield StateUpdate(state=plan.render())
+                yield plan.update()
                 yield event
                 continue
             yield event
@@ -241,7 +218,7 @@ class OpenAIAgent(ModelAgent):
         model: str,
         api_key: str | None = None,
         *,
-        tools: Sequence[DemoTool] = DEFAULT_TOOLS,
+        tools: Sequence[ServerTool] = DEFAULT_TOOLS,
         max_steps: int = 8,
         client: httpx.AsyncClient | None = None,
         system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
