@@ -5,12 +5,14 @@
 * :func:`routes` mounts ``POST /api/chat`` (and the resume ``GET``) in a Starlette or FastAPI app;
   :class:`UIMessageStreamResponse` is the response for an endpoint of your own.
 * :class:`ChatRequest` models the ``useChat`` POST body (with the page's ``resume`` answers to interrupts);
-  :func:`to_run_input` makes it a ``RunInput``.
+  :func:`to_run_input` makes it a ``RunInput``; :func:`from_ui_messages` and :func:`to_ui_messages` convert the
+  history between ``UIMessage`` objects and neutral messages, both ways.
 * :func:`fold` builds the final ``UIMessage`` from a stream, as the client does.
 """
 
 from .fold import UIMessageFolder, afold, fold, parse_sse
 from .mapping import CHUNK_FIELDS, CHUNK_TYPES, FINISH_REASONS, STATE_PART_ID, AISDKMapper, Chunk
+from .messages import from_ui_messages, to_ui_messages
 from .request import (
     ChatRequest,
     CustomUIPart,
@@ -34,7 +36,6 @@ from .request import (
     parse_chat_request,
     request_error,
     to_run_input,
-    to_ui_messages,
 )
 from .routes import UI_MESSAGE_STREAM_HEADERS, UIMessageStreamResponse, encode, routes
 
@@ -70,6 +71,7 @@ __all__ = [
     "continued_message",
     "encode",
     "fold",
+    "from_ui_messages",
     "parse_chat_request",
     "parse_sse",
     "request_error",

@@ -1,4 +1,4 @@
-"""The ``useChat`` POST body: pydantic models, and its conversion to a neutral :class:`RunInput`.
+"""The ``useChat`` POST body: pydantic models, the parser, and its conversion to a neutral :class:`RunInput`.
 
 ``DefaultChatTransport`` posts ``{...app keys, "id", "messages", "trigger", "messageId"?}`` where
 ``messages`` is the whole conversation as ``UIMessage`` objects. Every part type the client can send has a
@@ -7,16 +7,8 @@ rejected, since the client sends back whatever it built from earlier streams.
 
 :func:`to_run_input` turns the body into a :class:`~streamkit.events.RunInput`:
 
-* ``text``, ``file``, ``reasoning`` (and ``reasoning-file``) parts become neutral parts; each tool part
-  becomes a :class:`~streamkit.events.ToolCallPart` (with its approval, if any) followed, once the call has
-  an outcome, by a :class:`~streamkit.events.ToolResultPart` in the same message (``providerExecuted``,
-  ``callProviderMetadata`` and ``resultProviderMetadata`` kept on them); a ``steering-message``
-  part becomes a user message between the two halves of its assistant message.
-* each step of an assistant message (its parts from one ``step-start`` to the next) becomes an assistant
-  message of its own, as the AI SDK's ``convertToModelMessages`` splits it, so the history stays causal: a
-  step's calls, their results, then the next step. The first keeps the message id, the later ones are
-  ``<id>-step-2``, ``<id>-step-3``...
-* sources, ``custom`` and ``data-*`` parts carry nothing an agent needs and are dropped.
+* the messages become neutral messages as :func:`~streamkit.aisdk.messages.from_ui_messages` converts them
+  (tool parts into calls and results, one assistant message per step, sources and ``data-*`` parts dropped).
 * ``system`` messages are dropped unless the app opts in: the history comes from the browser.
 * the last ``data-state`` part (see :data:`STATE_PART_ID`) becomes ``state``.
 * ``resume`` (a key the page adds with ``sendMessage(undefined, { body: { resume } })``), the answers to
@@ -26,7 +18,8 @@ rejected, since the client sends back whatever it built from earlier streams.
   the last message, an assistant one), its id becomes ``message_id``.
 * app keys go to ``extra``.
 
-:func:`to_ui_messages` goes the other way, for a ``MessagesSnapshot``.
+:mod:`~streamkit.aisdk.messages` is built on this module's models, so :func:`to_run_input` imports it when
+called rather than at the top (the one import that would otherwise go both ways).
 """
 
 from __future__ import annotations
@@ -37,18 +30,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
-from ..events import (
-    ApprovalState,
-    FilePart,
-    Message,
-    Part,
-    ReasoningPart,
-    ResumeEntry,
-    RunInput,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from ..events import ResumeEntry, RunInput
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
 
 __all__ = [
@@ -75,7 +57,6 @@ __all__ = [
     "continued_message",
     "request_error",
     "to_run_input",
-    "to_ui_messages",
 ]
 
 STATE_PART_ID = "state"
@@ -393,75 +374,6 @@ def known_ids(message: UIMessage | None) -> tuple[list[str], list[str]]:
     return [p.toolCallId for p in tools], [p.approval.id for p in tools if p.approval is not None]
 
 
-def _tool_to_neutral(part: ToolUIPart | DynamicToolUIPart) -> list[Part]:
-    approval = None
-    if part.approval is not None:
-        reason = part.approval.reason if part.approval.approved is not None else part.approval.requestReason
-        approval = ApprovalState(id=part.approval.id, approved=part.approval.approved, reason=reason)
-    out: list[Part] = [
-        ToolCallPart(
-            id=part.toolCallId,
-            name=part.tool_name,
-            input=part.input,
-            approval=approval,
-            dynamic=isinstance(part, DynamicToolUIPart),
-            provider_executed=part.providerExecuted is True,
-            provider_metadata=part.callProviderMetadata,
-        )
-    ]
-    meta = part.resultProviderMetadata
-    if part.state == "output-available":
-        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, output=part.output, provider_metadata=meta))
-    elif part.state == "output-error":
-        error = part.errorText or ""
-        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, error=error, provider_metadata=meta))
-    elif part.state == "output-denied":
-        out.append(ToolResultPart(id=part.toolCallId, name=part.tool_name, denied=True))
-    return out
-
-
-def _part_to_neutral(part: Any) -> list[Part]:
-    if isinstance(part, TextUIPart):
-        return [TextPart(text=part.text)]
-    if isinstance(part, FileUIPart | ReasoningFileUIPart):
-        filename = part.filename if isinstance(part, FileUIPart) else None
-        return [FilePart(url=part.url, media_type=part.mediaType, filename=filename)]
-    if isinstance(part, ReasoningUIPart):
-        return [ReasoningPart(text=part.text, provider_metadata=part.providerMetadata)]
-    if isinstance(part, ToolUIPart | DynamicToolUIPart):
-        return _tool_to_neutral(part)
-    return []
-
-
-def _message_to_neutral(message: UIMessage) -> list[Message]:
-    metadata = message.metadata if isinstance(message.metadata, dict) else None
-    out: list[Message] = []
-    parts: list[Part] = []
-    step = 1  # the step the parts belong to (a steering message splits a step, keeping its id)
-
-    def flush() -> None:
-        nonlocal parts
-        mid = message.id if step == 1 else f"{message.id}-step-{step}"
-        out.append(Message(id=mid, role=message.role, parts=parts, metadata=metadata if step == 1 else None))
-        parts = []
-
-    for part in message.parts:
-        if isinstance(part, SteeringMessageUIPart):
-            if parts:
-                flush()
-            steering = [p for sub in part.parts for p in _part_to_neutral(sub)]
-            out.append(Message(id=part.id, role="user", parts=steering))
-            continue
-        if isinstance(part, StepStartUIPart) and parts and message.role == "assistant":
-            flush()  # each step is its own assistant message: its calls, then their results, then the next step
-            step += 1
-            continue
-        parts += _part_to_neutral(part)
-    if parts or not out:
-        flush()
-    return out
-
-
 def _last_state(messages: list[UIMessage]) -> Any:
     for message in reversed(messages):
         for part in reversed(message.parts):
@@ -478,11 +390,9 @@ def to_run_input(
     allow_system_messages: bool = False,
 ) -> RunInput:
     """The neutral :class:`~streamkit.events.RunInput` for a ``useChat`` body (see the module docstring)."""
-    messages: list[Message] = []
-    for message in request.messages:
-        if message.role == "system" and not allow_system_messages:
-            continue
-        messages += _message_to_neutral(message)
+    from .messages import from_ui_messages  # built on this module's models
+
+    messages = from_ui_messages(m for m in request.messages if allow_system_messages or m.role != "system")
     continued = continued_message(request)
     return RunInput(
         thread_id=request.id,
@@ -496,86 +406,3 @@ def to_run_input(
         principal=principal,
         extra=request.app_keys,
     )
-
-
-# -- neutral messages to UIMessages -----------------------------------------------------------------
-
-
-def _ui_tool_part(part: ToolCallPart) -> dict[str, Any]:
-    out: dict[str, Any] = (
-        {"type": "dynamic-tool", "toolName": part.name} if part.dynamic else {"type": f"tool-{part.name}"}
-    )
-    out["toolCallId"] = part.id
-    out["state"] = "input-available"
-    out["input"] = part.input
-    if part.provider_executed:
-        out["providerExecuted"] = True
-    if part.provider_metadata is not None:
-        out["callProviderMetadata"] = part.provider_metadata
-    if part.approval is not None:
-        approval: dict[str, Any] = {"id": part.approval.id}
-        if part.approval.approved is None:
-            out["state"] = "approval-requested"
-            if part.approval.reason is not None:
-                approval["requestReason"] = part.approval.reason
-        else:
-            out["state"] = "approval-responded"
-            approval["approved"] = part.approval.approved
-            if part.approval.reason is not None:
-                approval["reason"] = part.approval.reason
-        out["approval"] = approval
-    return out
-
-
-def _apply_result(tool: dict[str, Any], result: ToolResultPart) -> None:
-    if result.denied:
-        tool["state"] = "output-denied"
-    elif result.error is not None:
-        tool["state"] = "output-error"
-        tool["errorText"] = result.error
-    else:
-        tool["state"] = "output-available"
-        tool["output"] = result.output
-    if result.provider_metadata is not None:
-        tool["resultProviderMetadata"] = result.provider_metadata
-
-
-def to_ui_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral messages as ``UIMessage`` dicts (``tool`` messages folded into the calls they answer)."""
-    out: list[dict[str, Any]] = []
-    tools: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        parts: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                parts.append({"type": "text", "text": part.text})
-            elif isinstance(part, ReasoningPart):
-                reasoning: dict[str, Any] = {"type": "reasoning", "text": part.text}
-                if part.provider_metadata is not None:
-                    reasoning["providerMetadata"] = part.provider_metadata
-                parts.append(reasoning)
-            elif isinstance(part, FilePart):
-                file: dict[str, Any] = {"type": "file", "mediaType": part.media_type, "url": part.url}
-                if part.filename is not None:
-                    file["filename"] = part.filename
-                parts.append(file)
-            elif isinstance(part, ToolCallPart):
-                tool = tools[part.id] = _ui_tool_part(part)
-                parts.append(tool)
-            elif isinstance(part, ToolResultPart):
-                tool = tools.get(part.id) or {}
-                if not tool:
-                    name = part.name or "unknown"
-                    tool = tools[part.id] = {"type": f"tool-{name}", "toolCallId": part.id, "input": None}
-                    parts.append(tool)
-                _apply_result(tool, part)
-        if message.role == "tool":
-            if parts and out and out[-1]["role"] == "assistant":
-                out[-1]["parts"] += parts
-            continue
-        role = "system" if message.role in ("system", "developer") else message.role
-        ui: dict[str, Any] = {"id": message.id, "role": role, "parts": parts}
-        if message.metadata is not None:
-            ui["metadata"] = message.metadata
-        out.append(ui)
-    return out
