@@ -1,7 +1,8 @@
-"""Neutral :class:`~streamkit.events.Message` objects written as AG-UI message dicts (for ``MESSAGES_SNAPSHOT``).
+"""AG-UI message history and neutral :class:`~streamkit.events.Message` objects, converted both ways.
 
-AG-UI keeps one content string per message, tool calls on the assistant message and tool results as messages
-of their own, so one neutral message may become several AG-UI messages:
+:func:`to_agui_messages` writes neutral messages as AG-UI message dicts (for ``MESSAGES_SNAPSHOT``). AG-UI
+keeps one content string per message, tool calls on the assistant message and tool results as messages of
+their own, so one neutral message may become several AG-UI messages:
 
 * ``system`` / ``developer`` → one message with the text;
 * ``user`` → one message, its content a string, or content parts when it carries files;
@@ -13,17 +14,45 @@ of their own, so one neutral message may become several AG-UI messages:
 A failed tool result has its error text as ``content`` and ``error``, and ``metadata.isError``; a denied one
 ``metadata.denied`` (as when streamed). A tool call's approval, ``dynamic`` and ``providerExecuted`` flags and
 ``providerMetadata`` go in its ``metadata`` (a result's ``providerMetadata`` in the tool message's).
+
+:func:`from_agui_messages` reads the history of a parsed ``RunAgentInput`` (for
+:func:`~streamkit.agui.request.to_run_input`), one neutral message per AG-UI message, metadata kept:
+
+* ``system`` / ``developer`` → a message with the text;
+* ``user`` → text and file parts (media parts, and the retired ``binary`` part, as files; inline data as a
+  ``data:`` URL);
+* ``assistant`` → its text, then a tool call part per tool call (the arguments parsed as JSON, kept as text
+  when they do not parse; ``providerExecuted`` and ``providerMetadata`` read from the call's ``metadata``);
+* ``tool`` → a tool result part (its content, ``error``, and the name of the call it answers);
+* ``reasoning`` → an assistant message with a reasoning part (``encryptedValue`` kept);
+* ``activity`` messages are display-only and are left out of the neutral history.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..events import FilePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..events import FilePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..stringify import dumps, js_value
+from .request import (
+    AGUIMessage,
+    AssistantMessage,
+    BinaryPart,
+    DataSource,
+    DeveloperMessage,
+    MediaPart,
+    ReasoningMessage,
+    SystemMessage,
+    TextContent,
+    ToolMessage,
+    UserMessage,
+)
 
-__all__ = ["file_part", "json_text", "to_agui_messages", "tool_content"]
+__all__ = ["file_part", "from_agui_messages", "json_text", "to_agui_messages", "tool_content"]
+
+# --- neutral messages to AG-UI messages ------------------------------------------------------------
 
 
 def json_text(value: Any) -> str:
@@ -145,3 +174,107 @@ def to_agui_messages(messages: Iterable[Message | Mapping[str, Any]]) -> list[di
         else:
             out.append(_with_metadata({"id": message.id, "role": role, "content": message.text}, message))
     return out
+
+
+# --- AG-UI messages to neutral messages ------------------------------------------------------------
+
+_DEFAULT_MEDIA = {"image": "image/*", "audio": "audio/*", "video": "video/*", "document": "application/octet-stream"}
+
+
+def _file(part: MediaPart | BinaryPart) -> FilePart | None:
+    if isinstance(part, BinaryPart):
+        if part.data is not None:
+            return FilePart(
+                url=f"data:{part.mime_type};base64,{part.data}", media_type=part.mime_type, filename=part.filename
+            )
+        if part.url is not None:
+            return FilePart(url=part.url, media_type=part.mime_type, filename=part.filename)
+        return None
+    source = part.source
+    media_type = source.mime_type or _DEFAULT_MEDIA[part.type]
+    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
+    url = f"data:{media_type};base64,{source.value}" if isinstance(source, DataSource) else source.value
+    return FilePart(url=url, media_type=media_type, filename=filename if isinstance(filename, str) else None)
+
+
+def _parts(content: str | list[TextContent | MediaPart | BinaryPart]) -> list[Part]:
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    out: list[Part] = []
+    for part in content:
+        if isinstance(part, TextContent):
+            out.append(TextPart(text=part.text))
+        else:
+            file = _file(part)
+            if file is not None:
+                out.append(file)
+    return out
+
+
+def _arguments(text: str) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
+def _tool_output(content: str | list[TextContent | MediaPart | BinaryPart]) -> Any:
+    if isinstance(content, str):
+        return content
+    return [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in content]
+
+
+def _provider_metadata(metadata: Any) -> dict[str, dict[str, Any]] | None:
+    """The ``providerMetadata`` a tool call's or result's metadata carries (as the mapping streamed it)."""
+    value = metadata.get("providerMetadata") if isinstance(metadata, dict) else None
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        return value
+    return None
+
+
+def _neutral_message(message: Any, tool_names: dict[str, str]) -> Message | None:
+    metadata = message.metadata
+    if isinstance(message, (DeveloperMessage, SystemMessage)):
+        return Message(id=message.id, role=message.role, parts=[TextPart(text=message.content)], metadata=metadata)
+    if isinstance(message, UserMessage):
+        return Message(id=message.id, role="user", parts=_parts(message.content), metadata=metadata)
+    if isinstance(message, AssistantMessage):
+        parts: list[Part] = []
+        if message.content:
+            parts.append(TextPart(text=message.content))
+        for call in message.tool_calls or ():
+            tool_names[call.id] = call.function.name
+            meta = call.metadata or {}
+            parts.append(
+                ToolCallPart(
+                    id=call.id,
+                    name=call.function.name,
+                    input=_arguments(call.function.arguments),
+                    provider_executed=meta.get("providerExecuted") is True,
+                    provider_metadata=_provider_metadata(meta),
+                )
+            )
+        return Message(id=message.id, role="assistant", parts=parts, metadata=metadata)
+    if isinstance(message, ToolMessage):
+        result = ToolResultPart(
+            id=message.tool_call_id,
+            name=tool_names.get(message.tool_call_id),
+            output=_tool_output(message.content),
+            error=message.error,
+            provider_metadata=_provider_metadata(metadata),
+        )
+        return Message(id=message.id, role="tool", parts=[result], metadata=metadata)
+    if isinstance(message, ReasoningMessage):
+        return Message(
+            id=message.id,
+            role="assistant",
+            parts=[ReasoningPart(text=message.content, encrypted_value=message.encrypted_value)],
+            metadata=metadata,
+        )
+    return None  # activity: display-only
+
+
+def from_agui_messages(messages: Iterable[AGUIMessage]) -> list[Message]:
+    """Parsed AG-UI messages as neutral messages, in order (``activity`` messages left out)."""
+    tool_names: dict[str, str] = {}
+    return [m for m in (_neutral_message(x, tool_names) for x in messages) if m is not None]

@@ -1,36 +1,27 @@
-"""The AG-UI request: pydantic models of ``RunAgentInput`` and its conversion to a neutral :class:`RunInput`.
+"""The AG-UI request: pydantic models of ``RunAgentInput``, the parser, and its conversion to a neutral
+:class:`RunInput`.
 
 The models follow the 1.0 schema (camelCase on the wire, snake_case attributes) and, like it, are open:
 unknown keys are kept rather than rejected (the top-level ones reach the agent as ``RunInput.extra``).
-Optional fields tolerate ``null``. Messages of every role parse; ``activity`` messages are display-only
-and are left out of the neutral history; the retired ``binary`` content part is still read.
+Optional fields tolerate ``null``. Messages of every role parse; the retired ``binary`` content part is
+still read.
 
 :func:`parse_run_agent_input` validates a decoded JSON body and raises :class:`~streamkit.http.HTTPError`
 (422, naming the offending field as a dotted path such as ``messages.2.toolCalls.0.function.arguments``; 413
-for the ``Limits`` on messages); :func:`to_run_input` converts the result.
+for the ``Limits`` on messages); :func:`to_run_input` converts the result, its messages as
+:func:`~streamkit.agui.messages.from_agui_messages` converts them (``activity`` messages, display-only, left
+out). :mod:`~streamkit.agui.messages` is built on this module's models, so :func:`to_run_input` imports it
+when called rather than at the top (the one import that would otherwise go both ways).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..events import (
-    ContextItem,
-    FilePart,
-    Message,
-    Part,
-    ReasoningPart,
-    ResumeEntry,
-    RunInput,
-    TextPart,
-    Tool,
-    ToolCallPart,
-    ToolResultPart,
-)
+from ..events import ContextItem, ResumeEntry, RunInput, Tool
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
 
 __all__ = [
@@ -329,104 +320,6 @@ def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentIn
         raise field_error(best, errors) from None
 
 
-# --- conversion ------------------------------------------------------------------------------------
-
-_DEFAULT_MEDIA = {"image": "image/*", "audio": "audio/*", "video": "video/*", "document": "application/octet-stream"}
-
-
-def _file(part: MediaPart | BinaryPart) -> FilePart | None:
-    if isinstance(part, BinaryPart):
-        if part.data is not None:
-            return FilePart(
-                url=f"data:{part.mime_type};base64,{part.data}", media_type=part.mime_type, filename=part.filename
-            )
-        if part.url is not None:
-            return FilePart(url=part.url, media_type=part.mime_type, filename=part.filename)
-        return None
-    source = part.source
-    media_type = source.mime_type or _DEFAULT_MEDIA[part.type]
-    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
-    url = f"data:{media_type};base64,{source.value}" if isinstance(source, DataSource) else source.value
-    return FilePart(url=url, media_type=media_type, filename=filename if isinstance(filename, str) else None)
-
-
-def _parts(content: str | list[TextContent | MediaPart | BinaryPart]) -> list[Part]:
-    if isinstance(content, str):
-        return [TextPart(text=content)]
-    out: list[Part] = []
-    for part in content:
-        if isinstance(part, TextContent):
-            out.append(TextPart(text=part.text))
-        else:
-            file = _file(part)
-            if file is not None:
-                out.append(file)
-    return out
-
-
-def _arguments(text: str) -> Any:
-    try:
-        return json.loads(text) if text else None
-    except ValueError:
-        return text
-
-
-def _tool_output(content: str | list[TextContent | MediaPart | BinaryPart]) -> Any:
-    if isinstance(content, str):
-        return content
-    return [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in content]
-
-
-def _provider_metadata(metadata: Any) -> dict[str, dict[str, Any]] | None:
-    """The ``providerMetadata`` a tool call's or result's metadata carries (as the mapping streamed it)."""
-    value = metadata.get("providerMetadata") if isinstance(metadata, dict) else None
-    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-        return value
-    return None
-
-
-def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
-    metadata = message.metadata
-    if isinstance(message, (DeveloperMessage, SystemMessage)):
-        return Message(id=message.id, role=message.role, parts=[TextPart(text=message.content)], metadata=metadata)
-    if isinstance(message, UserMessage):
-        return Message(id=message.id, role="user", parts=_parts(message.content), metadata=metadata)
-    if isinstance(message, AssistantMessage):
-        parts: list[Part] = []
-        if message.content:
-            parts.append(TextPart(text=message.content))
-        for call in message.tool_calls or ():
-            tool_names[call.id] = call.function.name
-            meta = call.metadata or {}
-            parts.append(
-                ToolCallPart(
-                    id=call.id,
-                    name=call.function.name,
-                    input=_arguments(call.function.arguments),
-                    provider_executed=meta.get("providerExecuted") is True,
-                    provider_metadata=_provider_metadata(meta),
-                )
-            )
-        return Message(id=message.id, role="assistant", parts=parts, metadata=metadata)
-    if isinstance(message, ToolMessage):
-        result = ToolResultPart(
-            id=message.tool_call_id,
-            name=tool_names.get(message.tool_call_id),
-            output=_tool_output(message.content),
-            error=message.error,
-            provider_metadata=_provider_metadata(metadata),
-        )
-        return Message(id=message.id, role="tool", parts=[result], metadata=metadata)
-    if isinstance(message, ReasoningMessage):
-        return Message(
-            id=message.id,
-            role="assistant",
-            parts=[ReasoningPart(text=message.content, encrypted_value=message.encrypted_value)],
-            metadata=metadata,
-        )
-    return None  # activity: display-only
-
-
 def pending_tool_calls(body: RunAgentInput) -> list[str]:
     """Ids of the history's tool calls that have no tool message yet (their results may come in this run)."""
     answered = {m.tool_call_id for m in body.messages if isinstance(m, ToolMessage)}
@@ -441,8 +334,9 @@ def pending_tool_calls(body: RunAgentInput) -> list[str]:
 
 def to_run_input(body: RunAgentInput, *, principal: Any = None) -> RunInput:
     """The neutral :class:`RunInput` for a parsed request (``principal`` from the route's ``authorize``)."""
-    tool_names: dict[str, str] = {}
-    messages = [m for m in (_message(x, tool_names) for x in body.messages) if m is not None]
+    from .messages import from_agui_messages  # built on this module's models
+
+    messages = from_agui_messages(body.messages)
     tools = [
         Tool(
             name=t.name,
