@@ -1,4 +1,9 @@
-"""``UIMessage`` history and neutral :class:`~streamkit.events.Message` objects, converted both ways.
+"""The ``UIMessage`` history: its pydantic models, and its conversion to and from neutral
+:class:`~streamkit.events.Message` objects, both ways.
+
+Every part type the client can send has a model here; unknown part types and unknown keys are kept (as
+:class:`UnknownUIPart` and model extras), never rejected, since the client sends back whatever it built from
+earlier streams.
 
 :func:`from_ui_messages` reads the history a ``useChat`` body carries (for
 :func:`~streamkit.aisdk.request.to_run_input`):
@@ -21,7 +26,9 @@ message folded into the tool parts of the calls it answers.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from ..events import (
     ApprovalState,
@@ -33,19 +40,246 @@ from ..events import (
     ToolCallPart,
     ToolResultPart,
 )
-from .request import (
-    DynamicToolUIPart,
-    FileUIPart,
-    ReasoningFileUIPart,
-    ReasoningUIPart,
-    SteeringMessageUIPart,
-    StepStartUIPart,
-    TextUIPart,
-    ToolUIPart,
-    UIMessage,
-)
 
-__all__ = ["from_ui_messages", "to_ui_messages"]
+__all__ = [
+    "CustomUIPart",
+    "DataUIPart",
+    "DynamicToolUIPart",
+    "FileUIPart",
+    "ReasoningFileUIPart",
+    "ReasoningUIPart",
+    "SourceDocumentUIPart",
+    "SourceUrlUIPart",
+    "SteeringMessageUIPart",
+    "StepStartUIPart",
+    "TextUIPart",
+    "ToolApproval",
+    "ToolState",
+    "ToolUIPart",
+    "UIMessage",
+    "UIPart",
+    "UnknownUIPart",
+    "from_ui_messages",
+    "to_ui_messages",
+]
+
+# -- the UIMessage models ---------------------------------------------------------------------------
+
+ToolState: TypeAlias = Literal[
+    "input-streaming",
+    "input-available",
+    "approval-requested",
+    "approval-responded",
+    "output-available",
+    "output-error",
+    "output-denied",
+]
+"""The states of a tool part, in the order a call moves through them."""
+
+ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class TextUIPart(_Loose):
+    """Text, as streamed by ``text-*`` chunks or typed by the user."""
+
+    type: Literal["text"]
+    text: str
+    state: Literal["streaming", "done"] | None = None
+    providerMetadata: ProviderMetadata | None = None
+    citations: list[Any] | None = None
+
+
+class ReasoningUIPart(_Loose):
+    """Reasoning text."""
+
+    type: Literal["reasoning"]
+    text: str
+    id: str | None = None
+    state: Literal["streaming", "done"] | None = None
+    providerMetadata: ProviderMetadata | None = None
+
+
+class FileUIPart(_Loose):
+    """A file by URL (often a ``data:`` URL)."""
+
+    type: Literal["file"]
+    mediaType: str
+    url: str
+    filename: str | None = None
+    providerReference: dict[str, str] | None = None
+    providerMetadata: ProviderMetadata | None = None
+
+
+class ReasoningFileUIPart(_Loose):
+    """A file produced while reasoning (v7)."""
+
+    type: Literal["reasoning-file"]
+    mediaType: str
+    url: str
+    providerMetadata: ProviderMetadata | None = None
+
+
+class SourceUrlUIPart(_Loose):
+    """A cited URL."""
+
+    type: Literal["source-url"]
+    sourceId: str
+    url: str
+    title: str | None = None
+    providerMetadata: ProviderMetadata | None = None
+
+
+class SourceDocumentUIPart(_Loose):
+    """A cited document."""
+
+    type: Literal["source-document"]
+    sourceId: str
+    mediaType: str
+    title: str
+    filename: str | None = None
+    providerMetadata: ProviderMetadata | None = None
+
+
+class StepStartUIPart(_Loose):
+    """The start of a step."""
+
+    type: Literal["step-start"]
+
+
+class ToolApproval(_Loose):
+    """The approval asked for a tool call; ``approved`` is set once the user answered."""
+
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+    requestReason: str | None = None
+    isAutomatic: bool | None = None
+    signature: str | None = None
+    descriptor: Any = None
+    inputSchemaInput: Any = None
+
+
+class _ToolFields(_Loose):
+    toolCallId: str
+    state: ToolState
+    input: Any = None
+    output: Any = None
+    errorText: str | None = None
+    rawInput: Any = None
+    inputEncoding: Literal["json", "text"] | None = None
+    providerExecuted: bool | None = None
+    preliminary: bool | None = None
+    title: str | None = None
+    toolMetadata: dict[str, Any] | None = None
+    callProviderMetadata: ProviderMetadata | None = None
+    resultProviderMetadata: ProviderMetadata | None = None
+    approval: ToolApproval | None = None
+
+
+class ToolUIPart(_ToolFields):
+    """A call of a tool the app declared: ``type`` is ``tool-<name>``."""
+
+    type: Annotated[str, Field(pattern=r"^tool-.+")]
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's name (``type`` without the ``tool-`` prefix)."""
+        return self.type[5:]
+
+
+class DynamicToolUIPart(_ToolFields):
+    """A call of a tool not known ahead of time."""
+
+    type: Literal["dynamic-tool"]
+    toolName: str
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's name."""
+        return self.toolName
+
+
+class DataUIPart(_Loose):
+    """Application data: ``type`` is ``data-<name>``."""
+
+    type: Annotated[str, Field(pattern=r"^data-")]
+    id: str | None = None
+    data: Any = None
+
+
+class CustomUIPart(_Loose):
+    """Provider-specific content (v7)."""
+
+    type: Literal["custom"]
+    kind: str
+    providerMetadata: ProviderMetadata | None = None
+
+
+class UnknownUIPart(_Loose):
+    """A part of a type this version does not know; kept as is and ignored by the conversion."""
+
+    type: str
+
+
+def _part_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(kind, str):
+        return "part:unknown"
+    if kind in _TAGGED:
+        return f"part:{kind}"
+    if kind.startswith("tool-") and len(kind) > 5:
+        return "part:tool"
+    if kind.startswith("data-"):
+        return "part:data"
+    return "part:unknown"
+
+
+class SteeringMessageUIPart(_Loose):
+    """A user message added while the assistant was answering (v7, experimental)."""
+
+    type: Literal["steering-message"]
+    id: str
+    parts: list[UIPart]
+
+
+UIPart: TypeAlias = Annotated[
+    Annotated[TextUIPart, Tag("part:text")]
+    | Annotated[ReasoningUIPart, Tag("part:reasoning")]
+    | Annotated[FileUIPart, Tag("part:file")]
+    | Annotated[ReasoningFileUIPart, Tag("part:reasoning-file")]
+    | Annotated[SourceUrlUIPart, Tag("part:source-url")]
+    | Annotated[SourceDocumentUIPart, Tag("part:source-document")]
+    | Annotated[StepStartUIPart, Tag("part:step-start")]
+    | Annotated[ToolUIPart, Tag("part:tool")]
+    | Annotated[DynamicToolUIPart, Tag("part:dynamic-tool")]
+    | Annotated[DataUIPart, Tag("part:data")]
+    | Annotated[CustomUIPart, Tag("part:custom")]
+    | Annotated[SteeringMessageUIPart, Tag("part:steering-message")]
+    | Annotated[UnknownUIPart, Tag("part:unknown")],
+    Discriminator(_part_tag),
+]
+"""Any part of a ``UIMessage``, chosen by its ``type``."""
+
+_TAGGED = frozenset(
+    {"text", "reasoning", "file", "reasoning-file", "source-url", "source-document", "step-start",
+     "dynamic-tool", "custom", "steering-message"}
+)  # fmt: skip
+
+SteeringMessageUIPart.model_rebuild()
+
+
+class UIMessage(_Loose):
+    """One message of the conversation as the client holds it."""
+
+    id: str
+    role: Literal["system", "user", "assistant"]
+    metadata: Any = None
+    parts: list[UIPart] = Field(default_factory=list)
+
 
 # -- UIMessages to neutral messages -----------------------------------------------------------------
 

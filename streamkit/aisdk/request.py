@@ -1,9 +1,8 @@
-"""The ``useChat`` POST body: pydantic models, the parser, and its conversion to a neutral :class:`RunInput`.
+"""The ``useChat`` POST body: its pydantic model, the parser, and its conversion to a neutral :class:`RunInput`.
 
 ``DefaultChatTransport`` posts ``{...app keys, "id", "messages", "trigger", "messageId"?}`` where
-``messages`` is the whole conversation as ``UIMessage`` objects. Every part type the client can send has a
-model here; unknown part types and unknown keys are kept (as :class:`UnknownUIPart` and model extras), never
-rejected, since the client sends back whatever it built from earlier streams.
+``messages`` is the whole conversation as ``UIMessage`` objects, modelled (part by part) in
+:mod:`~streamkit.aisdk.messages`; unknown keys of the body are kept as model extras, never rejected.
 
 :func:`to_run_input` turns the body into a :class:`~streamkit.events.RunInput`:
 
@@ -18,43 +17,31 @@ rejected, since the client sends back whatever it built from earlier streams.
   the last message, an assistant one), its id becomes ``message_id``.
 * app keys go to ``extra``.
 
-:mod:`~streamkit.aisdk.messages` is built on this module's models, so :func:`to_run_input` imports it when
-called rather than at the top (the one import that would otherwise go both ways).
+Besides the body, :func:`continued_message`, :func:`known_ids` and :func:`answered_interrupts` read what the
+route needs from it: the assistant message it continues, the tool calls and approvals that message holds,
+and the interrupts ``resume`` answers.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import ValidationError
 
 from ..events import ResumeEntry, RunInput
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
+from .messages import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage, _Loose, from_ui_messages
 
 __all__ = [
     "STATE_PART_ID",
     "ChatRequest",
-    "CustomUIPart",
-    "DataUIPart",
-    "DynamicToolUIPart",
-    "FileUIPart",
-    "ReasoningFileUIPart",
-    "ReasoningUIPart",
     "ResumeItem",
-    "SourceDocumentUIPart",
-    "SourceUrlUIPart",
-    "SteeringMessageUIPart",
-    "StepStartUIPart",
-    "TextUIPart",
-    "ToolApproval",
-    "ToolState",
-    "ToolUIPart",
-    "UIMessage",
-    "UIPart",
-    "UnknownUIPart",
+    "answered_interrupts",
     "continued_message",
+    "known_ids",
+    "parse_chat_request",
     "request_error",
     "to_run_input",
 ]
@@ -62,221 +49,6 @@ __all__ = [
 STATE_PART_ID = "state"
 """The id of the ``data-state`` part that carries the shared state: the client replaces that part in place
 on every change, and the last one in a request's history is the state the client holds."""
-
-ToolState: TypeAlias = Literal[
-    "input-streaming",
-    "input-available",
-    "approval-requested",
-    "approval-responded",
-    "output-available",
-    "output-error",
-    "output-denied",
-]
-"""The states of a tool part, in the order a call moves through them."""
-
-ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
-
-
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class TextUIPart(_Loose):
-    """Text, as streamed by ``text-*`` chunks or typed by the user."""
-
-    type: Literal["text"]
-    text: str
-    state: Literal["streaming", "done"] | None = None
-    providerMetadata: ProviderMetadata | None = None
-    citations: list[Any] | None = None
-
-
-class ReasoningUIPart(_Loose):
-    """Reasoning text."""
-
-    type: Literal["reasoning"]
-    text: str
-    id: str | None = None
-    state: Literal["streaming", "done"] | None = None
-    providerMetadata: ProviderMetadata | None = None
-
-
-class FileUIPart(_Loose):
-    """A file by URL (often a ``data:`` URL)."""
-
-    type: Literal["file"]
-    mediaType: str
-    url: str
-    filename: str | None = None
-    providerReference: dict[str, str] | None = None
-    providerMetadata: ProviderMetadata | None = None
-
-
-class ReasoningFileUIPart(_Loose):
-    """A file produced while reasoning (v7)."""
-
-    type: Literal["reasoning-file"]
-    mediaType: str
-    url: str
-    providerMetadata: ProviderMetadata | None = None
-
-
-class SourceUrlUIPart(_Loose):
-    """A cited URL."""
-
-    type: Literal["source-url"]
-    sourceId: str
-    url: str
-    title: str | None = None
-    providerMetadata: ProviderMetadata | None = None
-
-
-class SourceDocumentUIPart(_Loose):
-    """A cited document."""
-
-    type: Literal["source-document"]
-    sourceId: str
-    mediaType: str
-    title: str
-    filename: str | None = None
-    providerMetadata: ProviderMetadata | None = None
-
-
-class StepStartUIPart(_Loose):
-    """The start of a step."""
-
-    type: Literal["step-start"]
-
-
-class ToolApproval(_Loose):
-    """The approval asked for a tool call; ``approved`` is set once the user answered."""
-
-    id: str
-    approved: bool | None = None
-    reason: str | None = None
-    requestReason: str | None = None
-    isAutomatic: bool | None = None
-    signature: str | None = None
-    descriptor: Any = None
-    inputSchemaInput: Any = None
-
-
-class _ToolFields(_Loose):
-    toolCallId: str
-    state: ToolState
-    input: Any = None
-    output: Any = None
-    errorText: str | None = None
-    rawInput: Any = None
-    inputEncoding: Literal["json", "text"] | None = None
-    providerExecuted: bool | None = None
-    preliminary: bool | None = None
-    title: str | None = None
-    toolMetadata: dict[str, Any] | None = None
-    callProviderMetadata: ProviderMetadata | None = None
-    resultProviderMetadata: ProviderMetadata | None = None
-    approval: ToolApproval | None = None
-
-
-class ToolUIPart(_ToolFields):
-    """A call of a tool the app declared: ``type`` is ``tool-<name>``."""
-
-    type: Annotated[str, Field(pattern=r"^tool-.+")]
-
-    @property
-    def tool_name(self) -> str:
-        """The tool's name (``type`` without the ``tool-`` prefix)."""
-        return self.type[5:]
-
-
-class DynamicToolUIPart(_ToolFields):
-    """A call of a tool not known ahead of time."""
-
-    type: Literal["dynamic-tool"]
-    toolName: str
-
-    @property
-    def tool_name(self) -> str:
-        """The tool's name."""
-        return self.toolName
-
-
-class DataUIPart(_Loose):
-    """Application data: ``type`` is ``data-<name>``."""
-
-    type: Annotated[str, Field(pattern=r"^data-")]
-    id: str | None = None
-    data: Any = None
-
-
-class CustomUIPart(_Loose):
-    """Provider-specific content (v7)."""
-
-    type: Literal["custom"]
-    kind: str
-    providerMetadata: ProviderMetadata | None = None
-
-
-class UnknownUIPart(_Loose):
-    """A part of a type this version does not know; kept as is and ignored by the conversion."""
-
-    type: str
-
-
-def _part_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(kind, str):
-        return "part:unknown"
-    if kind in _TAGGED:
-        return f"part:{kind}"
-    if kind.startswith("tool-") and len(kind) > 5:
-        return "part:tool"
-    if kind.startswith("data-"):
-        return "part:data"
-    return "part:unknown"
-
-
-class SteeringMessageUIPart(_Loose):
-    """A user message added while the assistant was answering (v7, experimental)."""
-
-    type: Literal["steering-message"]
-    id: str
-    parts: list[UIPart]
-
-
-UIPart: TypeAlias = Annotated[
-    Annotated[TextUIPart, Tag("part:text")]
-    | Annotated[ReasoningUIPart, Tag("part:reasoning")]
-    | Annotated[FileUIPart, Tag("part:file")]
-    | Annotated[ReasoningFileUIPart, Tag("part:reasoning-file")]
-    | Annotated[SourceUrlUIPart, Tag("part:source-url")]
-    | Annotated[SourceDocumentUIPart, Tag("part:source-document")]
-    | Annotated[StepStartUIPart, Tag("part:step-start")]
-    | Annotated[ToolUIPart, Tag("part:tool")]
-    | Annotated[DynamicToolUIPart, Tag("part:dynamic-tool")]
-    | Annotated[DataUIPart, Tag("part:data")]
-    | Annotated[CustomUIPart, Tag("part:custom")]
-    | Annotated[SteeringMessageUIPart, Tag("part:steering-message")]
-    | Annotated[UnknownUIPart, Tag("part:unknown")],
-    Discriminator(_part_tag),
-]
-"""Any part of a ``UIMessage``, chosen by its ``type``."""
-
-_TAGGED = frozenset(
-    {"text", "reasoning", "file", "reasoning-file", "source-url", "source-document", "step-start",
-     "dynamic-tool", "custom", "steering-message"}
-)  # fmt: skip
-
-SteeringMessageUIPart.model_rebuild()
-
-
-class UIMessage(_Loose):
-    """One message of the conversation as the client holds it."""
-
-    id: str
-    role: Literal["system", "user", "assistant"]
-    metadata: Any = None
-    parts: list[UIPart] = Field(default_factory=list)
 
 
 class ResumeItem(_Loose):
@@ -390,8 +162,6 @@ def to_run_input(
     allow_system_messages: bool = False,
 ) -> RunInput:
     """The neutral :class:`~streamkit.events.RunInput` for a ``useChat`` body (see the module docstring)."""
-    from .messages import from_ui_messages  # built on this module's models
-
     messages = from_ui_messages(m for m in request.messages if allow_system_messages or m.role != "system")
     continued = continued_message(request)
     return RunInput(
