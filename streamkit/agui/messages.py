@@ -1,4 +1,9 @@
-"""AG-UI message history and neutral :class:`~streamkit.events.Message` objects, converted both ways.
+"""The AG-UI message history: its pydantic models, and its conversion to and from neutral
+:class:`~streamkit.events.Message` objects, both ways.
+
+The models follow the 1.0 schema (camelCase on the wire, snake_case attributes) and are open: unknown keys
+are kept rather than rejected, and optional fields tolerate ``null``. Messages of every role parse; the
+retired ``binary`` content part is still read.
 
 :func:`to_agui_messages` writes neutral messages as AG-UI message dicts (for ``MESSAGES_SNAPSHOT``). AG-UI
 keeps one content string per message, tool calls on the assistant message and tool results as messages of
@@ -32,25 +37,207 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from ..events import FilePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ..stringify import dumps, js_value
-from .request import (
-    AGUIMessage,
-    AssistantMessage,
-    BinaryPart,
-    DataSource,
-    DeveloperMessage,
-    MediaPart,
-    ReasoningMessage,
-    SystemMessage,
-    TextContent,
-    ToolMessage,
-    UserMessage,
-)
 
-__all__ = ["file_part", "from_agui_messages", "json_text", "to_agui_messages", "tool_content"]
+__all__ = [
+    "AGUIMessage",
+    "ActivityMessage",
+    "AssistantMessage",
+    "BinaryPart",
+    "ContentPart",
+    "DataSource",
+    "DeveloperMessage",
+    "FileSource",
+    "FunctionCall",
+    "MediaPart",
+    "ReasoningMessage",
+    "SystemMessage",
+    "TextContent",
+    "ToolCall",
+    "ToolMessage",
+    "UrlSource",
+    "UserMessage",
+    "file_part",
+    "from_agui_messages",
+    "json_text",
+    "to_agui_messages",
+    "tool_content",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        alias_generator=AliasGenerator(validation_alias=to_camel, serialization_alias=to_camel),
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+
+# --- content parts ---------------------------------------------------------------------------------
+
+
+class DataSource(_Model):
+    """Inline base64 data."""
+
+    type: Literal["data"]
+    value: str
+    mime_type: str
+
+
+class UrlSource(_Model):
+    """A URL (http(s) or ``data:``)."""
+
+    type: Literal["url"]
+    value: str
+    mime_type: str | None = None
+
+
+class FileSource(_Model):
+    """A provider file handle."""
+
+    type: Literal["file"]
+    value: str
+    provider: str | None = None
+    mime_type: str | None = None
+
+
+PartSource = Annotated[DataSource | UrlSource | FileSource, Field(discriminator="type")]
+
+
+class TextContent(_Model):
+    """A text content part."""
+
+    type: Literal["text"]
+    text: str
+    id: str | None = None
+    metadata: Any = None
+
+
+class MediaPart(_Model):
+    """An image, audio, video or document content part."""
+
+    type: Literal["image", "audio", "video", "document"]
+    source: PartSource
+    id: str | None = None
+    metadata: Any = None
+
+
+class BinaryPart(_Model):
+    """The 0.x ``binary`` content part (retired in 1.0, still read)."""
+
+    type: Literal["binary"]
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+    id: str | None = None
+    filename: str | None = None
+
+
+ContentPart = Annotated[TextContent | MediaPart | BinaryPart, Field(discriminator="type")]
+
+
+# --- messages --------------------------------------------------------------------------------------
+
+
+class _Message(_Model):
+    id: str
+    metadata: dict[str, Any] | None = None
+    subagent_run_id: str | None = None
+    encrypted_value: str | None = None
+
+
+class DeveloperMessage(_Message):
+    """Instructions from the application developer."""
+
+    role: Literal["developer"]
+    content: str
+    name: str | None = None
+
+
+class SystemMessage(_Message):
+    """A system prompt."""
+
+    role: Literal["system"]
+    content: str
+    name: str | None = None
+
+
+class FunctionCall(_Model):
+    """The function a tool call invokes; ``arguments`` is the raw argument text."""
+
+    name: str
+    arguments: str
+
+
+class ToolCall(_Model):
+    """One tool call of an assistant message; ``metadata`` is what the client merged into it from the
+    call's ``TOOL_CALL_START``/``TOOL_CALL_END`` events (``providerExecuted``, ``providerMetadata``...)."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+    metadata: dict[str, Any] | None = None
+
+
+class AssistantMessage(_Message):
+    """What the assistant said (``content``) and the tools it called."""
+
+    role: Literal["assistant"]
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    name: str | None = None
+
+
+class UserMessage(_Message):
+    """What the user said: text, or content parts."""
+
+    role: Literal["user"]
+    content: str | list[ContentPart]
+    name: str | None = None
+
+
+class ToolMessage(_Message):
+    """The result of the tool call ``tool_call_id`` (``error`` when it failed)."""
+
+    role: Literal["tool"]
+    content: str | list[ContentPart]
+    tool_call_id: str
+    error: str | None = None
+
+
+class ActivityMessage(_Message):
+    """Client-side display state (never part of the model's history)."""
+
+    role: Literal["activity"]
+    activity_type: str
+    content: dict[str, Any]
+
+
+class ReasoningMessage(_Message):
+    """Reasoning the assistant produced."""
+
+    role: Literal["reasoning"]
+    content: str
+
+
+AGUIMessage = Annotated[
+    DeveloperMessage
+    | SystemMessage
+    | AssistantMessage
+    | UserMessage
+    | ToolMessage
+    | ActivityMessage
+    | ReasoningMessage,
+    Field(discriminator="role"),
+]
+
 
 # --- neutral messages to AG-UI messages ------------------------------------------------------------
 
