@@ -3,8 +3,10 @@
 * :func:`encode` turns a ``ChatEvent`` stream into AG-UI SSE bytes (no ``[DONE]``: the client has none);
 * :func:`routes` serves an agent at a ``POST`` endpoint for ``@ag-ui/client``'s ``HttpAgent`` / CopilotKit;
 * :class:`AGUIMapper` is the pure per-run state machine underneath, :mod:`~streamkit.agui.state` the patch
-  logic, :mod:`~streamkit.agui.request` the ``RunAgentInput`` models, :func:`fold` a reducer that applies
-  AG-UI events to messages and state the way the client does.
+  logic, :mod:`~streamkit.agui.request` the ``RunAgentInput`` body, :mod:`~streamkit.agui.messages` the
+  history's message models and their conversion both ways (:func:`from_agui_messages`,
+  :func:`to_agui_messages`), :func:`fold` a reducer that applies AG-UI events to messages and state the way
+  the client does.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from ..events import ChatEvent
 from ..frames import ErrorHook, encode_frames
-from .fold import Folded, fold
+from .fold import Folded, fold, parse_sse
 from .mapping import (
     DATA,
     FILE,
@@ -26,7 +28,7 @@ from .mapping import (
     TOOL_APPROVAL_RESPONSE,
     AGUIMapper,
 )
-from .messages import to_agui_messages
+from .messages import from_agui_messages, to_agui_messages
 from .request import RunAgentInput, parse_run_agent_input, to_run_input
 from .routes import AGUIResponse, routes
 
@@ -45,7 +47,9 @@ __all__ = [
     "RunAgentInput",
     "encode",
     "fold",
+    "from_agui_messages",
     "parse_run_agent_input",
+    "parse_sse",
     "routes",
     "to_agui_messages",
     "to_run_input",

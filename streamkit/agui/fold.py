@@ -9,7 +9,8 @@ the call, ``MESSAGES_SNAPSHOT`` replaces the history (keeping streamed reasoning
 the state and a ``STATE_DELTA`` that does not apply is dropped with a warning, as the client drops it.
 
 Use it to keep on the server the conversation and state the client will hold (to persist a thread, or to
-answer a reconnect with snapshots), or to check a stream without a browser. Patches are applied with
+answer a reconnect with snapshots), or to check a stream without a browser; :func:`parse_sse` reads the
+events of an SSE body as the client's parser does. Patches are applied with
 :func:`streamkit.agui.state.apply_patch`, which refuses the few patches that only apply by accident of
 JavaScript; activity and subagent events are not folded.
 """
@@ -20,11 +21,34 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .state import PatchError, apply_patch, to_json
 
-__all__ = ["Folded", "fold"]
+__all__ = ["Folded", "fold", "parse_sse"]
 
 Message = dict[str, Any]
+
+
+def parse_sse(body: bytes | str) -> list[dict[str, Any]]:
+    """The events of an SSE body, read as ``@ag-ui/client``'s parser reads them.
+
+    Frames are split at ``\\n\\n`` only; the ``data:`` lines of a frame (one space after the colon dropped)
+    are joined with ``\\n`` and parsed as one JSON event, and every other line (a comment such as the
+    ``: ping`` heartbeat, ``event:``, ``id:``) is skipped. AG-UI has no ``[DONE]``. As in the client,
+    ``\\r\\n\\r\\n`` does not end a frame: a body framed that way is one frame, whose JSON does not parse once
+    it holds two events (:class:`ValueError`; the client fails the run).
+    """
+    text = body.decode() if isinstance(body, bytes) else body
+    events: list[dict[str, Any]] = []
+    for block in text.split("\n\n"):
+        data: list[str] = []
+        for line in block.split("\n"):
+            if line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+        if data:
+            events.append(orjson.loads("\n".join(data)))
+    return events
 
 
 @dataclass

@@ -1,230 +1,35 @@
-"""The AG-UI request: pydantic models of ``RunAgentInput`` and its conversion to a neutral :class:`RunInput`.
+"""The AG-UI request: the pydantic model of ``RunAgentInput``, the parser, and its conversion to a neutral
+:class:`RunInput`.
 
 The models follow the 1.0 schema (camelCase on the wire, snake_case attributes) and, like it, are open:
 unknown keys are kept rather than rejected (the top-level ones reach the agent as ``RunInput.extra``).
-Optional fields tolerate ``null``. Messages of every role parse; ``activity`` messages are display-only
-and are left out of the neutral history; the retired ``binary`` content part is still read.
+Optional fields tolerate ``null``. The history's message models live in :mod:`~streamkit.agui.messages`.
 
 :func:`parse_run_agent_input` validates a decoded JSON body and raises :class:`~streamkit.http.HTTPError`
 (422, naming the offending field as a dotted path such as ``messages.2.toolCalls.0.function.arguments``; 413
-for the ``Limits`` on messages); :func:`to_run_input` converts the result.
+for the ``Limits`` on messages); :func:`to_run_input` converts the result, its messages as
+:func:`~streamkit.agui.messages.from_agui_messages` converts them (``activity`` messages, display-only, left
+out).
 """
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
-from ..events import (
-    ContextItem,
-    FilePart,
-    Message,
-    Part,
-    ReasoningPart,
-    ResumeEntry,
-    RunInput,
-    TextPart,
-    Tool,
-    ToolCallPart,
-    ToolResultPart,
-)
+from ..events import ContextItem, ResumeEntry, RunInput, Tool
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
+from .messages import AGUIMessage, AssistantMessage, ToolMessage, _Model, from_agui_messages
 
 __all__ = [
-    "ActivityMessage",
-    "AssistantMessage",
-    "BinaryPart",
-    "ContentPart",
     "Context",
-    "DataSource",
-    "DeveloperMessage",
-    "FileSource",
-    "FunctionCall",
-    "MediaPart",
-    "ReasoningMessage",
     "ResumeItem",
     "RunAgentInput",
-    "SystemMessage",
-    "TextContent",
-    "ToolCall",
     "ToolDefinition",
-    "ToolMessage",
-    "UrlSource",
-    "UserMessage",
     "parse_run_agent_input",
     "pending_tool_calls",
     "to_run_input",
-]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        alias_generator=AliasGenerator(validation_alias=to_camel, serialization_alias=to_camel),
-        validate_by_name=True,
-        validate_by_alias=True,
-    )
-
-
-# --- content parts ---------------------------------------------------------------------------------
-
-
-class DataSource(_Model):
-    """Inline base64 data."""
-
-    type: Literal["data"]
-    value: str
-    mime_type: str
-
-
-class UrlSource(_Model):
-    """A URL (http(s) or ``data:``)."""
-
-    type: Literal["url"]
-    value: str
-    mime_type: str | None = None
-
-
-class FileSource(_Model):
-    """A provider file handle."""
-
-    type: Literal["file"]
-    value: str
-    provider: str | None = None
-    mime_type: str | None = None
-
-
-PartSource = Annotated[DataSource | UrlSource | FileSource, Field(discriminator="type")]
-
-
-class TextContent(_Model):
-    """A text content part."""
-
-    type: Literal["text"]
-    text: str
-    id: str | None = None
-    metadata: Any = None
-
-
-class MediaPart(_Model):
-    """An image, audio, video or document content part."""
-
-    type: Literal["image", "audio", "video", "document"]
-    source: PartSource
-    id: str | None = None
-    metadata: Any = None
-
-
-class BinaryPart(_Model):
-    """The 0.x ``binary`` content part (retired in 1.0, still read)."""
-
-    type: Literal["binary"]
-    mime_type: str
-    data: str | None = None
-    url: str | None = None
-    id: str | None = None
-    filename: str | None = None
-
-
-ContentPart = Annotated[TextContent | MediaPart | BinaryPart, Field(discriminator="type")]
-
-
-# --- messages --------------------------------------------------------------------------------------
-
-
-class _Message(_Model):
-    id: str
-    metadata: dict[str, Any] | None = None
-    subagent_run_id: str | None = None
-    encrypted_value: str | None = None
-
-
-class DeveloperMessage(_Message):
-    """Instructions from the application developer."""
-
-    role: Literal["developer"]
-    content: str
-    name: str | None = None
-
-
-class SystemMessage(_Message):
-    """A system prompt."""
-
-    role: Literal["system"]
-    content: str
-    name: str | None = None
-
-
-class FunctionCall(_Model):
-    """The function a tool call invokes; ``arguments`` is the raw argument text."""
-
-    name: str
-    arguments: str
-
-
-class ToolCall(_Model):
-    """One tool call of an assistant message; ``metadata`` is what the client merged into it from the
-    call's ``TOOL_CALL_START``/``TOOL_CALL_END`` events (``providerExecuted``, ``providerMetadata``...)."""
-
-    id: str
-    type: Literal["function"] = "function"
-    function: FunctionCall
-    metadata: dict[str, Any] | None = None
-
-
-class AssistantMessage(_Message):
-    """What the assistant said (``content``) and the tools it called."""
-
-    role: Literal["assistant"]
-    content: str | None = None
-    tool_calls: list[ToolCall] | None = None
-    name: str | None = None
-
-
-class UserMessage(_Message):
-    """What the user said: text, or content parts."""
-
-    role: Literal["user"]
-    content: str | list[ContentPart]
-    name: str | None = None
-
-
-class ToolMessage(_Message):
-    """The result of the tool call ``tool_call_id`` (``error`` when it failed)."""
-
-    role: Literal["tool"]
-    content: str | list[ContentPart]
-    tool_call_id: str
-    error: str | None = None
-
-
-class ActivityMessage(_Message):
-    """Client-side display state (never part of the model's history)."""
-
-    role: Literal["activity"]
-    activity_type: str
-    content: dict[str, Any]
-
-
-class ReasoningMessage(_Message):
-    """Reasoning the assistant produced."""
-
-    role: Literal["reasoning"]
-    content: str
-
-
-AGUIMessage = Annotated[
-    DeveloperMessage
-    | SystemMessage
-    | AssistantMessage
-    | UserMessage
-    | ToolMessage
-    | ActivityMessage
-    | ReasoningMessage,
-    Field(discriminator="role"),
 ]
 
 
@@ -329,104 +134,6 @@ def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentIn
         raise field_error(best, errors) from None
 
 
-# --- conversion ------------------------------------------------------------------------------------
-
-_DEFAULT_MEDIA = {"image": "image/*", "audio": "audio/*", "video": "video/*", "document": "application/octet-stream"}
-
-
-def _file(part: MediaPart | BinaryPart) -> FilePart | None:
-    if isinstance(part, BinaryPart):
-        if part.data is not None:
-            return FilePart(
-                url=f"data:{part.mime_type};base64,{part.data}", media_type=part.mime_type, filename=part.filename
-            )
-        if part.url is not None:
-            return FilePart(url=part.url, media_type=part.mime_type, filename=part.filename)
-        return None
-    source = part.source
-    media_type = source.mime_type or _DEFAULT_MEDIA[part.type]
-    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
-    url = f"data:{media_type};base64,{source.value}" if isinstance(source, DataSource) else source.value
-    return FilePart(url=url, media_type=media_type, filename=filename if isinstance(filename, str) else None)
-
-
-def _parts(content: str | list[TextContent | MediaPart | BinaryPart]) -> list[Part]:
-    if isinstance(content, str):
-        return [TextPart(text=content)]
-    out: list[Part] = []
-    for part in content:
-        if isinstance(part, TextContent):
-            out.append(TextPart(text=part.text))
-        else:
-            file = _file(part)
-            if file is not None:
-                out.append(file)
-    return out
-
-
-def _arguments(text: str) -> Any:
-    try:
-        return json.loads(text) if text else None
-    except ValueError:
-        return text
-
-
-def _tool_output(content: str | list[TextContent | MediaPart | BinaryPart]) -> Any:
-    if isinstance(content, str):
-        return content
-    return [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in content]
-
-
-def _provider_metadata(metadata: Any) -> dict[str, dict[str, Any]] | None:
-    """The ``providerMetadata`` a tool call's or result's metadata carries (as the mapping streamed it)."""
-    value = metadata.get("providerMetadata") if isinstance(metadata, dict) else None
-    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-        return value
-    return None
-
-
-def _message(message: Any, tool_names: dict[str, str]) -> Message | None:
-    metadata = message.metadata
-    if isinstance(message, (DeveloperMessage, SystemMessage)):
-        return Message(id=message.id, role=message.role, parts=[TextPart(text=message.content)], metadata=metadata)
-    if isinstance(message, UserMessage):
-        return Message(id=message.id, role="user", parts=_parts(message.content), metadata=metadata)
-    if isinstance(message, AssistantMessage):
-        parts: list[Part] = []
-        if message.content:
-            parts.append(TextPart(text=message.content))
-        for call in message.tool_calls or ():
-            tool_names[call.id] = call.function.name
-            meta = call.metadata or {}
-            parts.append(
-                ToolCallPart(
-                    id=call.id,
-                    name=call.function.name,
-                    input=_arguments(call.function.arguments),
-                    provider_executed=meta.get("providerExecuted") is True,
-                    provider_metadata=_provider_metadata(meta),
-                )
-            )
-        return Message(id=message.id, role="assistant", parts=parts, metadata=metadata)
-    if isinstance(message, ToolMessage):
-        result = ToolResultPart(
-            id=message.tool_call_id,
-            name=tool_names.get(message.tool_call_id),
-            output=_tool_output(message.content),
-            error=message.error,
-            provider_metadata=_provider_metadata(metadata),
-        )
-        return Message(id=message.id, role="tool", parts=[result], metadata=metadata)
-    if isinstance(message, ReasoningMessage):
-        return Message(
-            id=message.id,
-            role="assistant",
-            parts=[ReasoningPart(text=message.content, encrypted_value=message.encrypted_value)],
-            metadata=metadata,
-        )
-    return None  # activity: display-only
-
-
 def pending_tool_calls(body: RunAgentInput) -> list[str]:
     """Ids of the history's tool calls that have no tool message yet (their results may come in this run)."""
     answered = {m.tool_call_id for m in body.messages if isinstance(m, ToolMessage)}
@@ -441,8 +148,7 @@ def pending_tool_calls(body: RunAgentInput) -> list[str]:
 
 def to_run_input(body: RunAgentInput, *, principal: Any = None) -> RunInput:
     """The neutral :class:`RunInput` for a parsed request (``principal`` from the route's ``authorize``)."""
-    tool_names: dict[str, str] = {}
-    messages = [m for m in (_message(x, tool_names) for x in body.messages) if m is not None]
+    messages = from_agui_messages(body.messages)
     tools = [
         Tool(
             name=t.name,

@@ -4,11 +4,12 @@
 part states and fields, data parts replaced in place by ``type`` and ``id``, metadata deep-merged, and the
 same failures (a delta for a part that is not open, an output for an unknown tool call) recorded in
 :attr:`UIMessageFolder.error`, after which, like ``useChat``, it ignores the rest. An ``error`` chunk stops
-it the same way.
+it the same way. A tool input being streamed is read as the client reads it
+(:func:`~streamkit.aisdk.partial_json.parse_partial_json`).
 
 :func:`fold` takes chunk dicts, ``ChatEvent`` objects (mapped with :class:`AISDKMapper`) or an SSE body
 (``bytes`` or ``str``, as :func:`streamkit.aisdk.encode` writes it); :func:`afold` does the same for an
-async stream.
+async stream. :func:`parse_sse` reads the chunks of an SSE body.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pydantic import BaseModel
 
 from ..events import ChatEvent
 from .mapping import AISDKMapper, Chunk
+from .partial_json import has_unsafe_key, parse_partial_json
 
-__all__ = ["UIMessageFolder", "afold", "fold", "parse_partial_json", "parse_sse"]
+__all__ = ["UIMessageFolder", "afold", "fold", "parse_sse"]
 
 _UNSET: Any = object()
 
@@ -45,200 +47,6 @@ def parse_sse(body: bytes | str) -> list[Chunk]:
             value = line[5:]
             data.append(value[1:] if value.startswith(" ") else value)
     return chunks
-
-
-def _fix_json(text: str) -> str:
-    """Close what a truncated JSON text left open (the client's ``fixJson``, state for state)."""
-    stack = ["ROOT"]
-    last = -1
-    literal_start = 0
-    hex_digits = 0
-
-    def value_start(ch: str, i: int, swap: str) -> None:
-        nonlocal last, literal_start
-        if ch == '"':
-            last = i
-            stack[-1] = swap
-            stack.append("STRING")
-        elif ch in "ftn":
-            last = i
-            literal_start = i
-            stack[-1] = swap
-            stack.append("LITERAL")
-        elif ch == "-":
-            stack[-1] = swap
-            stack.append("NUMBER")
-        elif ch in "0123456789":
-            last = i
-            stack[-1] = swap
-            stack.append("NUMBER")
-        elif ch == "{":
-            last = i
-            stack[-1] = swap
-            stack.append("OBJECT_START")
-        elif ch == "[":
-            last = i
-            stack[-1] = swap
-            stack.append("ARRAY_START")
-
-    def after_object_value(ch: str, i: int) -> None:
-        nonlocal last
-        if ch == ",":
-            stack[-1] = "OBJECT_AFTER_COMMA"
-        elif ch == "}":
-            last = i
-            stack.pop()
-
-    def after_array_value(ch: str, i: int) -> None:
-        nonlocal last
-        if ch == ",":
-            stack[-1] = "ARRAY_AFTER_COMMA"
-        elif ch == "]":
-            last = i
-            stack.pop()
-
-    for i, ch in enumerate(text):
-        if not stack:
-            break
-        state = stack[-1]
-        if state == "ROOT":
-            value_start(ch, i, "FINISH")
-        elif state == "OBJECT_START":
-            if ch == '"':
-                stack[-1] = "OBJECT_KEY"
-            elif ch == "}":
-                last = i
-                stack.pop()
-        elif state == "OBJECT_AFTER_COMMA":
-            if ch == '"':
-                stack[-1] = "OBJECT_KEY"
-        elif state == "OBJECT_KEY":
-            if ch == '"':
-                stack[-1] = "OBJECT_AFTER_KEY"
-        elif state == "OBJECT_AFTER_KEY":
-            if ch == ":":
-                stack[-1] = "OBJECT_BEFORE_VALUE"
-        elif state == "OBJECT_BEFORE_VALUE":
-            value_start(ch, i, "OBJECT_AFTER_VALUE")
-        elif state == "OBJECT_AFTER_VALUE":
-            after_object_value(ch, i)
-        elif state == "STRING":
-            if ch == '"':
-                stack.pop()
-                last = i
-            elif ch == "\\":
-                stack.append("STRING_ESCAPE")
-            else:
-                last = i
-        elif state == "ARRAY_START":
-            if ch == "]":
-                last = i
-                stack.pop()
-            else:
-                value_start(ch, i, "ARRAY_AFTER_VALUE")
-        elif state == "ARRAY_AFTER_VALUE":
-            if ch == ",":
-                stack[-1] = "ARRAY_AFTER_COMMA"
-            elif ch == "]":
-                last = i
-                stack.pop()
-            else:
-                last = i
-        elif state == "ARRAY_AFTER_COMMA":
-            value_start(ch, i, "ARRAY_AFTER_VALUE")
-        elif state == "STRING_ESCAPE":
-            stack.pop()
-            if ch == "u":
-                hex_digits = 0
-                stack.append("STRING_UNICODE_ESCAPE")
-            else:
-                last = i
-        elif state == "STRING_UNICODE_ESCAPE":
-            if ch in "0123456789abcdefABCDEF":
-                hex_digits += 1
-                if hex_digits == 4:
-                    stack.pop()
-                    last = i
-        elif state == "NUMBER":
-            if ch in "0123456789":
-                last = i
-            elif ch in "eE-.":
-                pass
-            elif ch == ",":
-                stack.pop()
-                if stack and stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(ch, i)
-                if stack and stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(ch, i)
-            elif ch == "}":
-                stack.pop()
-                if stack and stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(ch, i)
-            elif ch == "]":
-                stack.pop()
-                if stack and stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(ch, i)
-            else:
-                stack.pop()
-        elif state == "LITERAL":
-            partial = text[literal_start : i + 1]
-            if not ("false".startswith(partial) or "true".startswith(partial) or "null".startswith(partial)):
-                stack.pop()
-                if stack and stack[-1] == "OBJECT_AFTER_VALUE":
-                    after_object_value(ch, i)
-                elif stack and stack[-1] == "ARRAY_AFTER_VALUE":
-                    after_array_value(ch, i)
-            else:
-                last = i
-
-    result = text[: last + 1]
-    for state in reversed(stack):
-        if state == "STRING":
-            result += '"'
-        elif state.startswith("OBJECT"):
-            result += "}"
-        elif state.startswith("ARRAY"):
-            result += "]"
-        elif state == "LITERAL":
-            partial = text[literal_start:]
-            for word in ("true", "false", "null"):
-                if word.startswith(partial):
-                    result += word[len(partial) :]
-                    break
-    return result
-
-
-def _loads(text: str) -> Any:
-    value = orjson.loads(text)
-    if _has_unsafe_key(value):
-        raise ValueError("unsafe key")
-    return value
-
-
-def _has_unsafe_key(value: Any) -> bool:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "__proto__" or (key == "constructor" and isinstance(item, dict) and "prototype" in item):
-                return True
-            if _has_unsafe_key(item):
-                return True
-    elif isinstance(value, list):
-        return any(_has_unsafe_key(v) for v in value)
-    return False
-
-
-def parse_partial_json(text: str) -> tuple[Any, str]:
-    """The value of a possibly truncated JSON text as the client sees it mid-stream, and how it was read:
-    ``successful-parse``, ``repaired-parse`` (after closing what was left open) or ``failed-parse`` (value
-    ``None``), as the client's ``parsePartialJson``."""
-    try:
-        return _loads(text), "successful-parse"
-    except ValueError:
-        pass
-    try:
-        return _loads(_fix_json(text)), "repaired-parse"
-    except ValueError:
-        return None, "failed-parse"
 
 
 def _merge(base: Any, overrides: Any) -> Any:
@@ -366,7 +174,7 @@ class UIMessageFolder:
         if self.error is not None:
             return
         kind = chunk.get("type")
-        if _has_unsafe_key(chunk):
+        if has_unsafe_key(chunk):
             self.error = (
                 f"JSON parsing failed: Text: {orjson.dumps(chunk).decode()}.\n"
                 "Error message: SyntaxError: Object contains forbidden prototype property"

@@ -64,7 +64,8 @@ from ..events import (
 from ..events.logs import run_logger
 from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
 from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
-from .request import STATE_PART_ID, to_ui_messages
+from .messages import to_ui_messages
+from .request import STATE_PART_ID
 
 __all__ = [
     "CHUNK_FIELDS",

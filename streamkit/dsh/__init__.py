@@ -11,13 +11,16 @@ which the page rebuilds every card's final state), or ``event: error``. The API 
 optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/cancel``, ``GET
 /api/agent/{agentId}/status``, with ``X-API-Key`` or ``Authorization: Bearer`` credentials.
 
-* :class:`DSHMapper` (:mod:`~streamkit.dsh.mapping`) maps ChatEvents to the dialect's frames; :func:`encode`
-  writes them through the shared SSE writer;
+* :class:`DSHMapper` (:mod:`~streamkit.dsh.mapping`) maps ChatEvents to the dialect's frames;
 * :class:`AgentRequest` (:mod:`~streamkit.dsh.request`) models the body, :func:`to_run_input` makes it a
   ``RunInput`` (the agent id as the thread);
-* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints; :class:`Sessions` keeps each agent
-  id's conversation and its run in progress;
-* :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages.
+* :func:`from_dsh_messages` and :func:`to_dsh_messages` (:mod:`~streamkit.dsh.messages`) convert the
+  conversation between the dialect's message form and neutral messages, both ways;
+* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints, and :func:`encode`, beside it, writes
+  the frames through the shared SSE writer; :class:`Sessions` (:mod:`~streamkit.dsh.sessions`) keeps each
+  agent id's conversation and its run in progress;
+* :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages;
+  :func:`parse_sse` reads a body's named frames.
 """
 
 from .fold import Bubble, Folded, cards_from_messages, fold, parse_sse

@@ -154,7 +154,8 @@ class DSHMapper:
     """
 
     named_events = True
-    """Frames are ``{"event", "data"}``: the SSE writer writes ``event:`` lines (see :class:`~streamkit.frames.Mapper`)."""
+    """Frames are ``{"event", "data"}``: the SSE writer writes ``event:`` lines (see
+    :class:`~streamkit.frames.Mapper`)."""
 
     __slots__ = (
         "_agent_id",

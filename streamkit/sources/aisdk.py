@@ -116,7 +116,7 @@ _USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, U
 
 def to_chat_request(run: RunInput) -> dict[str, Any]:
     """``run`` as the body ``useChat`` posts (the reverse of :func:`streamkit.aisdk.to_run_input`)."""
-    from ..aisdk.request import to_ui_messages
+    from ..aisdk.messages import to_ui_messages
 
     messages = to_ui_messages(run.messages)
     if run.state is not None:

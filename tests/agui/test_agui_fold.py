@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 from agui_expect import same
+from agui_support import body_of, frames_of
 
 from conftest import JsOracle
 from streamkit import agui
+from streamkit.events import RunFinished, RunStarted, TextDelta, TextEnd, TextStart
 
 S = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 F = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -90,6 +92,46 @@ def test_fold_matches_the_client(js: JsOracle, name: str) -> None:
     assert same(folded.messages, run["messages"]), (folded.messages, run["messages"])
     assert same(folded.state, run["state"])
     assert bool(folded.warnings) == bool(answer["warnings"]), (folded.warnings, answer["warnings"])
+
+
+def _sse_text(events: list[dict[str, Any]], *, end: str = "\n\n") -> str:
+    return "".join(f"data: {json.dumps(e)}{end}" for e in events)
+
+
+def test_parse_sse_reads_a_body_as_the_client_does(js: JsOracle) -> None:
+    events = [S, *STREAMS["role, name, metadata on text"], F]
+    multiline = "data:" + json.dumps(events[1], indent=1).replace("\n", "\ndata:") + "\n\n"
+    body = (
+        ": ping\n\n"
+        + _sse_text(events[:1])
+        + multiline
+        + "".join(f": ping\nevent: x\nid: {n}\ndata:{json.dumps(e)}\n\n" for n, e in enumerate(events[2:4]))
+        + _sse_text(events[4:])
+        + ": ping\n\n"
+    )
+    answer = js.call("agui", {"runs": [{"body": body}]})
+    assert answer["ok"], answer
+    run = answer["result"]["runs"][0]
+    assert run["failed"] is None, run["failed"]
+    assert agui.parse_sse(body) == agui.parse_sse(body.encode()) == run["events"] == events
+    assert agui.parse_sse(_sse_text(events).rstrip("\n")) == events  # the last frame needs no blank line
+    assert agui.parse_sse(_sse_text(events, end="\r\n\n")) == events  # a data line may end in \r
+    assert agui.parse_sse("") == agui.parse_sse(": ping\n\n") == []
+    text = [TextStart(id="t"), TextDelta(id="t", delta="a\n\nb"), TextEnd(id="t")]
+    written = body_of([RunStarted(), *text, RunFinished()])
+    assert agui.parse_sse(written) == frames_of(written)
+
+
+def test_parse_sse_splits_at_lf_only_as_the_client_does(js: JsOracle) -> None:
+    """``\\r\\n\\r\\n`` ends no AG-UI frame: a CRLF body is one frame of several events, which the client fails on."""
+    events = [S, F]
+    body = _sse_text(events, end="\r\n\r\n")
+    answer = js.call("agui", {"runs": [{"body": body}]})
+    assert answer["ok"], answer
+    assert answer["result"]["runs"][0]["failed"] is not None
+    with pytest.raises(ValueError):
+        agui.parse_sse(body)
+    assert agui.parse_sse(_sse_text([S], end="\r\n\r\n")) == [S]  # one event: its JSON ends in whitespace
 
 
 def test_fold_outcomes() -> None:

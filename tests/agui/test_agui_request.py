@@ -103,6 +103,7 @@ def test_a_real_request_with_every_role_parses(js: JsOracle) -> None:
     assert by_id["t1"].parts == [ToolResultPart(id="c1", name="get_weather", output='{"tempC":21}')]
     assert by_id["t2"].parts == [ToolResultPart(id="c2", name="bad_args", output="", error="invalid arguments")]
     assert pending_tool_calls(parsed) == ["c3"]
+    assert agui.from_agui_messages(parsed.messages) == run.messages
 
 
 def test_resume_and_parent_run(js: JsOracle) -> None:

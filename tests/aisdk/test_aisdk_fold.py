@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import JsOracle
 from streamkit.aisdk import UIMessageFolder, afold, encode, fold, parse_sse
-from streamkit.aisdk.fold import parse_partial_json
+from streamkit.aisdk.partial_json import parse_partial_json
 from streamkit.events import ChatEvent, RunStarted, TextDelta, TextEnd, TextStart
 from streamkit.stringify import dumps
 
