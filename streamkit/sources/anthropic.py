@@ -52,7 +52,8 @@ from ..events import (
     ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
+from .history import denied_text, is_part, provider_text, steps, tool_results, unanswered_text
+from .loop import StepTranslator, describe_error, run_tool_loop, translate
 from .tools import ServerTool, as_server_tools
 
 __all__ = [
@@ -198,22 +199,16 @@ def _tool_input(value: Any) -> dict[str, Any]:
 def _result_block(call_id: str, result: ToolResultPart | None, call: ToolCallPart | None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     if result is None:
-        approval = call.approval if call is not None else None
-        if approval is not None and approval.approved is False:
-            text = "The user denied this tool call." + (f" Reason: {approval.reason}" if approval.reason else "")
-        else:
-            text = "No result was recorded."
-        block["content"] = text
+        block["content"] = unanswered_text(call)
         block["is_error"] = True
     elif result.denied:
-        reason = f" Reason: {result.error}" if result.error else ""
-        block["content"] = "The user denied this tool call." + reason
+        block["content"] = denied_text(result.error)
         block["is_error"] = True
     elif result.error is not None:
         block["content"] = result.error or "The tool failed."
         block["is_error"] = True
     else:
-        block["content"] = json_text(result.output)
+        block["content"] = provider_text(result.output)
     return block
 
 
@@ -288,11 +283,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     from the tool's name when a client kept only the call's. Such a call without a recorded result, or
     one another provider ran, is left out.
     """
-    results: dict[str, ToolResultPart] = {}
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, ToolResultPart) and part.id not in results:
-                results[part.id] = part
+    answers = tool_results(messages)
     out: list[dict[str, Any]] = []
 
     def push(role: str, blocks: list[dict[str, Any]]) -> None:
@@ -311,7 +302,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     def flush(blocks: list[dict[str, Any]], calls: list[ToolCallPart]) -> None:
         push("assistant", blocks)
         if calls:
-            push("user", [_result_block(c.id, results.get(c.id), c) for c in calls])
+            push("user", [_result_block(c.id, answers.get(c.id), c) for c in calls])
 
     for message in messages:
         if message.role in ("system", "developer"):
@@ -325,30 +316,28 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     blocks.append(_file_block(part))
             push("user", blocks)  # tool results were placed after their calls
             continue
-        step: list[dict[str, Any]] = []
-        calls: list[ToolCallPart] = []
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                continue
-            if isinstance(part, ToolCallPart) and part.provider_executed:  # answered within the turn
-                step += _server_blocks(part, results.get(part.id))
-                continue
-            if isinstance(part, ToolCallPart):
-                step.append({"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)})
-                calls.append(part)
-                continue
-            if calls:  # content after tool calls: the next step of the same turn
-                flush(step, calls)
-                step, calls = [], []
-            if isinstance(part, TextPart) and part.text:
-                step.append({"type": "text", "text": part.text})
-            elif isinstance(part, ReasoningPart):
-                block = _reasoning_block(part)
-                if block is not None:
-                    step.append(block)
-            elif isinstance(part, FilePart):
-                step.append({"type": "text", "text": f"[file {part.filename or part.media_type}]"})
-        flush(step, calls)
+        for parts in steps(message, is_part):  # a turn that went on after tool calls: one step at a time
+            step: list[dict[str, Any]] = []
+            calls: list[ToolCallPart] = []
+            for part in parts:
+                if isinstance(part, ToolResultPart):
+                    continue
+                if isinstance(part, ToolCallPart) and part.provider_executed:  # answered within the turn
+                    step += _server_blocks(part, answers.get(part.id))
+                elif isinstance(part, ToolCallPart):
+                    step.append(
+                        {"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)}
+                    )
+                    calls.append(part)
+                elif isinstance(part, TextPart) and part.text:
+                    step.append({"type": "text", "text": part.text})
+                elif isinstance(part, ReasoningPart):
+                    block = _reasoning_block(part)
+                    if block is not None:
+                        step.append(block)
+                elif isinstance(part, FilePart):
+                    step.append({"type": "text", "text": f"[file {part.filename or part.media_type}]"})
+            flush(step, calls)  # consecutive assistant turns merge: a step without calls joins the next
     return out
 
 
@@ -540,7 +529,7 @@ class AnthropicTranslator(StepTranslator):
             self.call((self._messages, index), out, id=_g(block, "id"), name=_g(block, "name"))
             initial = _g(block, "input")
             if initial:
-                self._initial[index] = json_text(_plain(initial))
+                self._initial[index] = provider_text(_plain(initial))
         elif kind in ("server_tool_use", "mcp_tool_use"):
             self.end_reasoning(out)
             self.end_text(out)
@@ -552,7 +541,7 @@ class AnthropicTranslator(StepTranslator):
                 meta[PROVIDER]["serverName"] = _g(block, "server_name")
             out.append(ToolCallStart(id=cid, name=name, provider_executed=True, provider_metadata=meta))
             initial = _g(block, "input")
-            args = [json_text(_plain(initial))] if initial else []
+            args = [provider_text(_plain(initial))] if initial else []
             if args:
                 out.append(ToolCallArgsDelta(id=cid, delta=args[0]))
             self._server[index] = _ServerCall(cid, name, meta, args)
@@ -726,15 +715,6 @@ _HANDLERS: dict[str, Any] = {
 }
 
 
-async def _aiter(events: AsyncIterable[Any] | Iterable[Any]) -> AsyncGenerator[Any, None]:
-    if isinstance(events, AsyncIterable):
-        async for event in events:
-            yield event
-    else:
-        for event in events:
-            yield event
-
-
 def message_events(
     events: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
@@ -744,7 +724,7 @@ def message_events(
 
     ``events``: what ``await client.messages.create(..., stream=True)`` returns, or the same events as
     dicts (sync or async iterable). Block ids start with ``prefix`` (default: random)."""
-    return translate(_aiter(events), AnthropicTranslator(prefix))
+    return translate(events, AnthropicTranslator(prefix))
 
 
 # --- the agent -------------------------------------------------------------------------------------

@@ -40,11 +40,11 @@ from ..events import (
     TextPart,
     Tool,
     ToolCallPart,
-    ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
-from .tools import ServerTool, as_server_tools
+from .history import is_part, result_text, steps, tool_results
+from .loop import StepTranslator, describe_error, run_tool_loop, translate
+from .tools import ServerTool, as_server_tools, function_specs
 
 __all__ = [
     "DEFAULT_HOST",
@@ -88,17 +88,7 @@ def _g(obj: Any, key: str) -> Any:
 
 def to_ollama_tools(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     """Function specs (``{"type": "function", "function": {name, description, parameters}}``)."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters or {"type": "object", "properties": {}},
-            },
-        }
-        for t in tools
-    ]
+    return function_specs(tools)
 
 
 def _image(part: FilePart) -> str | None:
@@ -110,19 +100,6 @@ def _image(part: FilePart) -> str | None:
     if not head.endswith(";base64") or not media.startswith("image/"):
         return None
     return payload
-
-
-def _result_text(result: ToolResultPart | None, call: ToolCallPart | None) -> str:
-    if result is None:
-        approval = call.approval if call is not None else None
-        if approval is not None and approval.approved is False:
-            return "The user denied this tool call." + (f" Reason: {approval.reason}" if approval.reason else "")
-        return "No result was recorded."
-    if result.denied:
-        return "The user denied this tool call." + (f" Reason: {result.error}" if result.error else "")
-    if result.error is not None:
-        return f"Error: {result.error}"
-    return json_text(result.output)
 
 
 def _arguments(value: Any) -> dict[str, Any]:
@@ -156,11 +133,7 @@ def to_ollama_messages(
         head.append("Context:\n" + "\n".join(f"- {c.description}: {c.value}" for c in items))
     if head:
         out.append({"role": "system", "content": "\n\n".join(head)})
-    results: dict[str, ToolResultPart] = {}
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, ToolResultPart) and part.id not in results:
-                results[part.id] = part
+    answers = tool_results(messages)
 
     def flush(thinking: list[str], text: list[str], calls: list[ToolCallPart]) -> None:
         if not thinking and not text and not calls:
@@ -176,9 +149,9 @@ def to_ollama_messages(
             entry["tool_calls"] = [{"function": {"name": c.name, "arguments": _arguments(c.input)}} for c in calls]
         out.append(entry)
         for call in calls:
-            result = results.get(call.id)
+            result = answers.get(call.id)
             name = (result.name if result is not None else None) or call.name
-            out.append({"role": "tool", "content": _result_text(result, call), "tool_name": name})
+            out.append({"role": "tool", "content": result_text(result, call), "tool_name": name})
 
     for message in messages:
         if message.role in ("system", "developer"):
@@ -202,23 +175,18 @@ def to_ollama_messages(
                 entry["images"] = images
             out.append(entry)
         else:
-            thinking: list[str] = []
-            content: list[str] = []
-            calls: list[ToolCallPart] = []
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    continue
-                if isinstance(part, ToolCallPart):
-                    calls.append(part)
-                    continue
-                if calls:  # content after tool calls: the next step of the same turn
-                    flush(thinking, content, calls)
-                    thinking, content, calls = [], [], []
-                if isinstance(part, TextPart):
-                    content.append(part.text)
-                elif isinstance(part, ReasoningPart):
-                    thinking.append(part.text)
-            flush(thinking, content, calls)
+            for step in steps(message, is_part):  # a turn that went on after tool calls: one step at a time
+                thinking: list[str] = []
+                content: list[str] = []
+                calls: list[ToolCallPart] = []
+                for part in step:
+                    if isinstance(part, ToolCallPart):
+                        calls.append(part)
+                    elif isinstance(part, TextPart):
+                        content.append(part.text)
+                    elif isinstance(part, ReasoningPart):
+                        thinking.append(part.text)
+                flush(thinking, content, calls)  # a step without calls joins the assistant message before it
     return out
 
 
@@ -316,15 +284,6 @@ class OllamaTranslator(StepTranslator):
         return describe_error(exc)
 
 
-async def _aiter(chunks: AsyncIterable[Any] | Iterable[Any]) -> AsyncGenerator[Any, None]:
-    if isinstance(chunks, AsyncIterable):
-        async for chunk in chunks:
-            yield chunk
-    else:
-        for chunk in chunks:
-            yield chunk
-
-
 def chat_events(
     chunks: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
@@ -335,7 +294,7 @@ def chat_events(
     ``chunks``: what ``await ollama.AsyncClient().chat(..., stream=True)`` returns, or the NDJSON lines as
     dicts (sync or async iterable). Block and invented tool-call ids start with ``prefix`` (default:
     random)."""
-    return translate(_aiter(chunks), OllamaTranslator(prefix))
+    return translate(chunks, OllamaTranslator(prefix))
 
 
 async def _http_chat(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> AsyncGenerator[Any, None]:

@@ -19,7 +19,7 @@ next request's history.
 **Stream.** ``Runner.run_streamed(agent, input).stream_events()``:
 
 - ``raw_response_event``\\ s are the model's Responses API stream, translated by the OpenAI source's
-  :class:`~streamkit.sources.openai.ResponsesTranslator`, one per model response: output text deltas,
+  :class:`~streamkit.sources.openai.OpenAIResponsesTranslator`, one per model response: output text deltas,
   reasoning summary deltas (the reasoning item's id and encrypted content kept), function-call argument
   deltas (streamed under the ``call_id``, several interleaved), hosted tools (web or file search...) as
   provider-executed calls with their result, annotations as sources. Each model response is a step named
@@ -63,7 +63,7 @@ from ..events import (
 )
 from ..events import ToolResult as ToolResultEvent
 from .loop import add_usage, run_tag
-from .openai import ResponsesTranslator, provider_error, responses_input
+from .openai import OpenAIResponsesTranslator, provider_error, to_openai_responses_messages
 
 try:
     from agents import FunctionTool, Runner, StopAtTools
@@ -82,7 +82,7 @@ PENDING = "The client runs this tool; its result comes with the next request."
 
 def to_input_items(run: RunInput) -> list[dict[str, Any]]:
     """The run's history as the SDK's input items (the Responses API item format), in causal order."""
-    return responses_input(run)
+    return to_openai_responses_messages(run)
 
 
 async def _left_to_the_client(context: Any, arguments: str) -> str:
@@ -155,7 +155,7 @@ class RunTranslator:
         self.usage: Any = None
         self._finish: FinishReason = "stop"
         self.error: RunError | None = None
-        self._response: ResponsesTranslator | None = None
+        self._response: OpenAIResponsesTranslator | None = None
         self._responses = 0
         self._step: str | None = None
 
@@ -186,7 +186,7 @@ class RunTranslator:
             self._responses += 1
             self._step = self.agent_name
             out.append(StepStarted(name=self._step))
-            self._response = ResponsesTranslator(f"{self.prefix}_{self._responses}", self.taken)
+            self._response = OpenAIResponsesTranslator(f"{self.prefix}_{self._responses}", self.taken)
         response = self._response
         out += response.feed(data)
         if response.error is not None:
