@@ -2,12 +2,12 @@
 
 The three parts of every source:
 
-1. **input**: :func:`to_run_agent_input` writes a :class:`~streamkit.events.RunInput` as the ``RunAgentInput``
+1. **input**: :func:`to_agui_request` writes a :class:`~streamkit.events.RunInput` as the ``RunAgentInput``
    body an AG-UI server reads (the reverse of :func:`streamkit.agui.to_run_input`): the history as AG-UI
    messages (tool calls on their assistant message, results as ``tool`` messages), state, frontend tools,
    context, ``forwardedProps`` and ``resume`` (answered tool approvals become resume entries too);
 2. **a pure translator**: :class:`AGUITranslator`, one AG-UI event dict in, ChatEvents out, and
-   :func:`chat_events`, which drives it over an async iterable of event dicts and yields a well-formed run;
+   :func:`agui_events`, which drives it over an async iterable of event dicts and yields a well-formed run;
 3. **an Agent**: :class:`RemoteAGUIAgent` POSTs the run to an AG-UI endpoint (LangGraph, Mastra, CrewAI,
    another streamkit app...) and streams back what it answers, so a ``useChat`` page can talk to it.
 
@@ -115,7 +115,14 @@ from .remote import (
     translated,
 )
 
-__all__ = ["AGUITranslator", "RemoteAGUIAgent", "chat_events", "to_run_agent_input"]
+__all__ = [
+    "AGUITranslator",
+    "RemoteAGUIAgent",
+    "agui_events",
+    "chat_events",
+    "to_agui_request",
+    "to_run_agent_input",
+]
 
 logger = logging.getLogger("streamkit.sources.agui")
 
@@ -145,7 +152,7 @@ _USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, U
 # --- input ---------------------------------------------------------------------------------------------
 
 
-def to_run_agent_input(run: RunInput) -> dict[str, Any]:
+def to_agui_request(run: RunInput) -> dict[str, Any]:
     """``run`` as the ``RunAgentInput`` body an AG-UI server reads (camelCase, optional fields omitted).
 
     The reverse of :func:`streamkit.agui.to_run_input`. Approvals the user answered for calls that have no
@@ -720,7 +727,7 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
+def agui_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of AG-UI event dicts (``state``: the state the server starts from).
 
     A frame that is not an AG-UI event ends the run with a ``RunError``, and so does an exception raised
@@ -732,7 +739,7 @@ def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = 
 class RemoteAGUIAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AG-UI server at ``url``.
 
-    Each run is POSTed as a ``RunAgentInput`` (:func:`to_run_agent_input`) with ``headers`` added (an
+    Each run is POSTed as a ``RunAgentInput`` (:func:`to_agui_request`) with ``headers`` added (an
     ``Authorization``, say); the server's SSE events are translated by :class:`AGUITranslator`. Pass an
     ``http_client`` (an ``httpx.AsyncClient``, kept open) to share connections or set timeouts and
     transports; without one each run makes its own (``timeout``: connect within 5 s, no read limit).
@@ -746,7 +753,7 @@ class RemoteAGUIAgent(RemoteAgent):
 
     def request(self, run: RunInput) -> dict[str, Any]:
         """``run`` as a ``RunAgentInput``."""
-        return to_run_agent_input(run)
+        return to_agui_request(run)
 
     def translator(self, run: RunInput) -> AGUITranslator:
         """A translator holding the client's state (the base of the server's deltas)."""
@@ -765,3 +772,9 @@ class RemoteAGUIAgent(RemoteAgent):
     def unfinished(self, translator: Translator) -> RunError:
         """An AG-UI run ends with ``RUN_FINISHED`` or ``RUN_ERROR``: a stream that stops before is cut short."""
         return RunError(message="the AG-UI server ended the stream before the run finished", code="incomplete")
+
+
+to_run_agent_input = to_agui_request
+"""The earlier name of :func:`to_agui_request`."""
+chat_events = agui_events
+"""The earlier name of :func:`agui_events`."""

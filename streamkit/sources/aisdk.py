@@ -2,13 +2,13 @@
 
 The three parts of every source:
 
-1. **input**: :func:`to_chat_request` writes a :class:`~streamkit.events.RunInput` as the body ``useChat``'s
+1. **input**: :func:`to_aisdk_request` writes a :class:`~streamkit.events.RunInput` as the body ``useChat``'s
    ``DefaultChatTransport`` posts (the reverse of :func:`streamkit.aisdk.to_run_input`): ``id`` (the thread),
    the history as ``UIMessage`` objects (the state as the ``data-state`` part streamkit reads it from),
    ``trigger`` and, when the run continues an assistant message, its ``messageId``; ``forwarded_props`` (an
    object) and ``extra`` become the app's own body keys;
 2. **a pure translator**: :class:`AISDKTranslator`, one chunk dict in, ChatEvents out, and
-   :func:`chat_events`, which drives it over an async iterable of chunks;
+   :func:`aisdk_events`, which drives it over an async iterable of chunks;
 3. **an Agent**: :class:`RemoteAISDKAgent` POSTs the run to an AI SDK chat endpoint (a Next.js route using
    ``toUIMessageStreamResponse``, another streamkit app...) and streams back what it answers, so an AG-UI
    client (CopilotKit, ``HttpAgent``) can talk to an AI SDK backend.
@@ -108,7 +108,14 @@ from .remote import (
     translated,
 )
 
-__all__ = ["AISDKTranslator", "RemoteAISDKAgent", "chat_events", "to_chat_request"]
+__all__ = [
+    "AISDKTranslator",
+    "RemoteAISDKAgent",
+    "aisdk_events",
+    "chat_events",
+    "to_aisdk_request",
+    "to_chat_request",
+]
 
 logger = logging.getLogger("streamkit.sources.aisdk")
 
@@ -122,7 +129,7 @@ _USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, U
 # --- input ---------------------------------------------------------------------------------------------
 
 
-def to_chat_request(run: RunInput) -> dict[str, Any]:
+def to_aisdk_request(run: RunInput) -> dict[str, Any]:
     """``run`` as the body ``useChat`` posts (the reverse of :func:`streamkit.aisdk.to_run_input`)."""
     messages = to_ui_messages(run.messages)
     if run.state is not None:
@@ -513,7 +520,7 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
+def aisdk_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of UI Message Stream chunk dicts.
 
     A chunk without a type, or an exception raised while iterating ``chunks``, ends the run with a
@@ -525,7 +532,7 @@ def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator
 class RemoteAISDKAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AI SDK chat endpoint at ``url``.
 
-    Each run is POSTed as a ``useChat`` body (:func:`to_chat_request`) with ``headers`` added; the UI
+    Each run is POSTed as a ``useChat`` body (:func:`to_aisdk_request`) with ``headers`` added; the UI
     Message Stream it answers is translated by :class:`AISDKTranslator`. ``http_client`` (an
     ``httpx.AsyncClient``, kept open) shares connections and sets timeouts; without one each run makes its
     own (``timeout``: connect within 5 s, no read limit). Failures end the run with a ``RunError`` (codes
@@ -539,7 +546,7 @@ class RemoteAISDKAgent(RemoteAgent):
 
     def request(self, run: RunInput) -> dict[str, Any]:
         """``run`` as the body ``useChat`` posts."""
-        return to_chat_request(run)
+        return to_aisdk_request(run)
 
     def translator(self, run: RunInput) -> AISDKTranslator:
         """A fresh translator."""
@@ -562,3 +569,9 @@ class RemoteAISDKAgent(RemoteAgent):
         if run.message_id is None or event.message_id == run.message_id:
             return event
         return event.model_copy(update={"message_id": run.message_id})
+
+
+to_chat_request = to_aisdk_request
+"""The earlier name of :func:`to_aisdk_request`."""
+chat_events = aisdk_events
+"""The earlier name of :func:`aisdk_events`."""

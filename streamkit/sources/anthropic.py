@@ -10,7 +10,7 @@ The three parts every source has:
    Tools Anthropic ran itself go back as their ``server_tool_use`` block with its ``*_tool_result`` block
    right after it, in the same assistant turn.
 2. **Stream translation**: :class:`AnthropicTranslator` is the pure state machine (one raw stream event in,
-   ``ChatEvent``\\ s out); :func:`message_events` wraps it into a well-formed run. It reads the ``anthropic``
+   ``ChatEvent``\\ s out); :func:`anthropic_events` wraps it into a well-formed run. It reads the ``anthropic``
    SDK's raw events (``client.messages.create(..., stream=True)``) or the same events as plain dicts.
 3. **An agent**: :class:`AnthropicAgent` runs the model over your ``AsyncAnthropic`` client with the
    client's frontend tools and your server tools, through the shared tool loop
@@ -18,7 +18,7 @@ The three parts every source has:
 
 To splice one Messages stream into a longer run of your own, use
 :func:`streamkit.sources.loop.stream_step` with an :class:`AnthropicTranslator` instead of
-:func:`message_events`, then read the translator's ``error``, ``finish`` and ``usage``.
+:func:`anthropic_events`, then read the translator's ``error``, ``finish`` and ``usage``.
 
 The ``anthropic`` package is needed for :class:`AnthropicAgent` only (``pip install 'streamkit[anthropic]'``).
 """
@@ -60,6 +60,7 @@ __all__ = [
     "REDACTED_PREFIX",
     "AnthropicAgent",
     "AnthropicTranslator",
+    "anthropic_events",
     "message_events",
     "to_anthropic_messages",
     "to_anthropic_request",
@@ -715,7 +716,7 @@ _HANDLERS: dict[str, Any] = {
 }
 
 
-def message_events(
+def anthropic_events(
     events: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from a Messages stream: ``RunStarted``, the content, then ``RunFinished`` (finish
@@ -876,3 +877,7 @@ class AnthropicAgent:
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         return run_tool_loop(run, _Run(self, run), self.tools, max_steps=self.max_steps)
+
+
+message_events = anthropic_events
+"""The earlier name of :func:`anthropic_events`."""

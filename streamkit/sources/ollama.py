@@ -6,7 +6,7 @@ The three parts every source has:
    messages (``content``, base64 ``images``, ``thinking``, ``tool_calls``, ``role: tool`` results with their
    ``tool_name``) and :func:`to_ollama_tools` the tools into function specs.
 2. **Stream translation**: :class:`OllamaTranslator` is the pure state machine (one stream chunk in,
-   ``ChatEvent``\\ s out); :func:`chat_events` wraps it into a well-formed run. It reads the ``ollama`` SDK's
+   ``ChatEvent``\\ s out); :func:`ollama_events` wraps it into a well-formed run. It reads the ``ollama`` SDK's
    ``ChatResponse`` objects (``await client.chat(..., stream=True)``) or the same chunks as plain dicts (the
    NDJSON lines). Ollama sends each tool call whole and usually without an id: the translator gives it one,
    unique in the run (``call_<prefix>_<n>``), or keeps the server's when it sends one.
@@ -15,7 +15,7 @@ The three parts every source has:
    (:func:`streamkit.sources.loop.run_tool_loop`).
 
 To splice one chat stream into a longer run of your own, use :func:`streamkit.sources.loop.stream_step`
-with an :class:`OllamaTranslator` instead of :func:`chat_events`, then read the translator's ``error``,
+with an :class:`OllamaTranslator` instead of :func:`ollama_events`, then read the translator's ``error``,
 ``finish`` and ``usage``.
 
 The ``ollama`` package is optional (``pip install 'streamkit[ollama]'``): a base URL needs only httpx.
@@ -52,6 +52,7 @@ __all__ = [
     "OllamaError",
     "OllamaTranslator",
     "chat_events",
+    "ollama_events",
     "to_ollama_messages",
     "to_ollama_tools",
 ]
@@ -236,36 +237,44 @@ class OllamaTranslator(StepTranslator):
             if content:
                 self.text(content, out)
             for call in _g(message, "tool_calls") or ():
-                function = _g(call, "function")
-                name = _g(function, "name")
-                if not isinstance(name, str) or not name:
-                    continue
-                arguments = _g(function, "arguments")
-                if not isinstance(arguments, str):
-                    arguments = json.dumps(dict(arguments) if arguments else {}, ensure_ascii=False)
-                key = self._n
-                self._n += 1
-                cid = _g(call, "id")
-                if not isinstance(cid, str) or not cid:
-                    cid = f"call_{self.prefix}_{self._n}"  # Ollama usually sends none: unique in the run
-                self.call(key, out, id=cid, name=name)
-                self.end_call(key, out, arguments=arguments)
+                self._tool_call(call, out)
         if _g(chunk, "done"):
-            self._done = True
-            reason = _g(chunk, "done_reason")
-            self.finish_reason = _FINISH.get(reason, "other") if isinstance(reason, str) else "stop"
-            inputs, outputs = _g(chunk, "prompt_eval_count"), _g(chunk, "eval_count")
-            if isinstance(inputs, int) or isinstance(outputs, int):
-                total = (inputs or 0) + (outputs or 0)
-                model = _g(chunk, "model")
-                self.usage = Usage(
-                    input_tokens=inputs if isinstance(inputs, int) else None,
-                    output_tokens=outputs if isinstance(outputs, int) else None,
-                    total_tokens=total,
-                    provider=PROVIDER,
-                    model=model if isinstance(model, str) else None,
-                )
+            self._finished(chunk)
         return out
+
+    def _tool_call(self, call: Any, out: list[ChatEvent]) -> None:
+        """One whole tool call of ``message.tool_calls``: started, its arguments, ended."""
+        function = _g(call, "function")
+        name = _g(function, "name")
+        if not isinstance(name, str) or not name:
+            return
+        arguments = _g(function, "arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(dict(arguments) if arguments else {}, ensure_ascii=False)
+        key = self._n
+        self._n += 1
+        cid = _g(call, "id")
+        if not isinstance(cid, str) or not cid:
+            cid = f"call_{self.prefix}_{self._n}"  # Ollama usually sends none: unique in the run
+        self.call(key, out, id=cid, name=name)
+        self.end_call(key, out, arguments=arguments)
+
+    def _finished(self, chunk: Any) -> None:
+        """The ``done`` chunk: the finish reason and the usage."""
+        self._done = True
+        reason = _g(chunk, "done_reason")
+        self.finish_reason = _FINISH.get(reason, "other") if isinstance(reason, str) else "stop"
+        inputs, outputs = _g(chunk, "prompt_eval_count"), _g(chunk, "eval_count")
+        if isinstance(inputs, int) or isinstance(outputs, int):
+            total = (inputs or 0) + (outputs or 0)
+            model = _g(chunk, "model")
+            self.usage = Usage(
+                input_tokens=inputs if isinstance(inputs, int) else None,
+                output_tokens=outputs if isinstance(outputs, int) else None,
+                total_tokens=total,
+                provider=PROVIDER,
+                model=model if isinstance(model, str) else None,
+            )
 
     def close(self) -> list[ChatEvent]:
         out = super().close()
@@ -284,7 +293,7 @@ class OllamaTranslator(StepTranslator):
         return describe_error(exc)
 
 
-def chat_events(
+def ollama_events(
     chunks: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from an ``/api/chat`` stream: ``RunStarted``, the content, then ``RunFinished``
@@ -406,3 +415,7 @@ class OllamaAgent:
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         return run_tool_loop(run, _Run(self), self.tools, max_steps=self.max_steps)
+
+
+chat_events = ollama_events
+"""The earlier name of :func:`ollama_events`."""

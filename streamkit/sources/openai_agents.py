@@ -10,7 +10,7 @@ as they are) as a streamkit agent core, served by both protocols::
     app = Starlette(routes=[*aisdk.routes(agent), *agui.routes(agent)])
 
 **Input.** The history becomes the SDK's input items, the Responses API's item format the SDK speaks
-(:func:`to_input_items`: user messages with their files, assistant text, reasoning items with their id and
+(:func:`to_agents_sdk_messages`: user messages with their files, assistant text, reasoning items with their id and
 encrypted content, each ``function_call`` directly followed by its ``function_call_output``). The
 client's frontend tools are offered as function tools the SDK does not run (:func:`with_frontend_tools`): a
 call to one ends the run with the call pending (``tool-calls``), and the client's result comes back in the
@@ -75,12 +75,19 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "streamkit.sources.openai_agents needs the OpenAI Agents SDK: pip install 'streamkit[openai-agents]'"
     ) from exc
 
-__all__ = ["AgentsSDKAgent", "RunTranslator", "to_input_items", "with_frontend_tools"]
+__all__ = [
+    "AgentsSDKAgent",
+    "AgentsSDKTranslator",
+    "RunTranslator",
+    "to_agents_sdk_messages",
+    "to_input_items",
+    "with_frontend_tools",
+]
 
 PENDING = "The client runs this tool; its result comes with the next request."
 
 
-def to_input_items(run: RunInput) -> list[dict[str, Any]]:
+def to_agents_sdk_messages(run: RunInput) -> list[dict[str, Any]]:
     """The run's history as the SDK's input items (the Responses API item format), in causal order."""
     return to_openai_responses_messages(run)
 
@@ -138,7 +145,7 @@ def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
-class RunTranslator:
+class AgentsSDKTranslator:
     """``stream_events()`` of one run in, ``ChatEvent``\\ s out (pure; see the module docstring).
 
     ``feed(event) -> list[ChatEvent]``, ``close() -> list[ChatEvent]``; ``usage`` and ``finish_reason``
@@ -279,12 +286,12 @@ class AgentsSDKAgent:
         agent, frontend = self.agent, frozenset[str]()
         if self.frontend_tools and run.tools:
             agent, frontend = with_frontend_tools(self.agent, run.tools)
-        translator = RunTranslator(run_tag(run.run_id), getattr(agent, "name", "agent"), frontend)
+        translator = AgentsSDKTranslator(run_tag(run.run_id), getattr(agent, "name", "agent"), frontend)
         error: RunError | None = None
         result: Any = None
         try:
             context = self.context_for(run) if self.context_for is not None else self.context
-            start: Any = to_input_items(run)
+            start: Any = to_agents_sdk_messages(run)
             state = await self._resumed(agent, run)
             if state is not None:
                 start = state
@@ -328,3 +335,9 @@ class AgentsSDKAgent:
             usage=translator.usage,
             result=None if output is None or isinstance(output, str) else _jsonable(output),
         )
+
+
+to_input_items = to_agents_sdk_messages
+"""The earlier name of :func:`to_agents_sdk_messages`."""
+RunTranslator = AgentsSDKTranslator
+"""The earlier name of :class:`AgentsSDKTranslator`."""

@@ -114,62 +114,86 @@ class OpenAIResponsesTranslator(StepTranslator):
         out: list[ChatEvent] = []
         fields = fields_of(event)
         kind = fields.get("type")
-        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
-            delta = fields.get("delta")
-            if delta and type(delta) is str:
-                item = fields.get("item_id")
-                said = self._said.get(item)
-                if said is None:
-                    said = self._said[item] = []
-                said.append(delta)
-                self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
-        elif kind == "response.output_text.done" or kind == "response.refusal.done":
-            # the whole text restated: stream what the deltas missed (a proxy may drop or coalesce them)
-            item = fields.get("item_id")
-            whole = fields.get("text") if kind == "response.output_text.done" else fields.get("refusal")
-            so_far = "".join(self._said.get(item, ()))
-            if isinstance(whole, str) and len(whole) > len(so_far) and whole.startswith(so_far):
-                self._said[item] = [whole]
-                self.text(whole[len(so_far) :], out, provider_metadata=_item_meta(item))
-        elif kind == "response.function_call_arguments.delta" or kind == "response.custom_tool_call_input.delta":
-            delta = fields.get("delta")
-            item = fields.get("item_id")
-            if isinstance(delta, str) and self.has_call(item):
-                self.call_args(item, delta, out)
-        elif kind == "response.reasoning_summary_text.delta" or kind == "response.reasoning_text.delta":
-            delta = attr(event, "delta")
-            if isinstance(delta, str):
-                self._reason(attr(event, "item_id"), delta, attr(event, "summary_index"), out)
-        elif kind == "response.output_text.annotation.added":
-            self._annotation(attr(event, "annotation"), out)
-        elif kind == "response.output_item.added":
-            self._item_added(attr(event, "item"), out)
-        elif kind == "response.output_item.done":
-            self._item_done(attr(event, "item"), out)
-        elif kind in ("response.created", "response.in_progress"):
-            response = attr(event, "response")
-            self.response_id = attr(response, "id") or self.response_id
-            self.model = attr(response, "model") or self.model
-        elif kind == "response.completed" or kind == "response.incomplete":
-            response = attr(event, "response")
-            self.model = attr(response, "model") or self.model
-            usage = attr(response, "usage")
-            if usage is not None:
-                self.usage = responses_usage(usage, self.model)
-            if kind == "response.incomplete":
-                details = attr(response, "incomplete_details")
-                self.finish_reason = _INCOMPLETE.get(attr(details, "reason") or "", "other")
-            else:
-                self.finish_reason = "stop"
-        elif kind == "response.failed":
-            error = attr(attr(event, "response"), "error")
-            self.error = RunError(
-                message=error_text(error) if error else "The response failed.", code=error_code(error)
-            )
-        elif kind == "error":
-            error = attr(event, "error") or event
-            self.error = RunError(message=error_text(error), code=error_code(error))
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, fields, event, out)
         return out
+
+    # -- events (each handler: the event's fields, the event, the output list) ------------------------
+
+    def _text_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = fields.get("delta")
+        if delta and type(delta) is str:
+            item = fields.get("item_id")
+            said = self._said.get(item)
+            if said is None:
+                said = self._said[item] = []
+            said.append(delta)
+            self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
+
+    def _text_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._restated(fields.get("item_id"), fields.get("text"), out)
+
+    def _refusal_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._restated(fields.get("item_id"), fields.get("refusal"), out)
+
+    def _restated(self, item: Any, whole: Any, out: list[ChatEvent]) -> None:
+        # the whole text restated: stream what the deltas missed (a proxy may drop or coalesce them)
+        so_far = "".join(self._said.get(item, ()))
+        if isinstance(whole, str) and len(whole) > len(so_far) and whole.startswith(so_far):
+            self._said[item] = [whole]
+            self.text(whole[len(so_far) :], out, provider_metadata=_item_meta(item))
+
+    def _args_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = fields.get("delta")
+        item = fields.get("item_id")
+        if isinstance(delta, str) and self.has_call(item):
+            self.call_args(item, delta, out)
+
+    def _reasoning_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = attr(event, "delta")
+        if isinstance(delta, str):
+            self._reason(attr(event, "item_id"), delta, attr(event, "summary_index"), out)
+
+    def _annotation_added(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._annotation(attr(event, "annotation"), out)
+
+    def _output_item_added(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._item_added(attr(event, "item"), out)
+
+    def _output_item_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._item_done(attr(event, "item"), out)
+
+    def _created(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        response = attr(event, "response")
+        self.response_id = attr(response, "id") or self.response_id
+        self.model = attr(response, "model") or self.model
+
+    def _completed(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._ended(attr(event, "response"))
+        self.finish_reason = "stop"
+
+    def _incomplete(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        response = attr(event, "response")
+        self._ended(response)
+        details = attr(response, "incomplete_details")
+        self.finish_reason = _INCOMPLETE.get(attr(details, "reason") or "", "other")
+
+    def _ended(self, response: Any) -> None:
+        self.model = attr(response, "model") or self.model
+        usage = attr(response, "usage")
+        if usage is not None:
+            self.usage = responses_usage(usage, self.model)
+
+    def _failed(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        error = attr(attr(event, "response"), "error")
+        self.error = RunError(message=error_text(error) if error else "The response failed.", code=error_code(error))
+
+    def _error(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        error = attr(event, "error") or event
+        self.error = RunError(message=error_text(error), code=error_code(error))
+
+    # -- helpers -------------------------------------------------------------------------------------
 
     def _reason(self, item: Any, delta: str, index: Any, out: list[ChatEvent]) -> None:
         key = item if isinstance(item, str) else ""
@@ -313,6 +337,28 @@ class OpenAIResponsesTranslator(StepTranslator):
     def fail(self, exc: BaseException) -> RunError:
         """The SDK's exception as a RunError with the provider's message."""
         return provider_error(exc)
+
+
+_HANDLERS: dict[str, Any] = {
+    "response.output_text.delta": OpenAIResponsesTranslator._text_delta,
+    "response.refusal.delta": OpenAIResponsesTranslator._text_delta,
+    "response.output_text.done": OpenAIResponsesTranslator._text_done,
+    "response.refusal.done": OpenAIResponsesTranslator._refusal_done,
+    "response.function_call_arguments.delta": OpenAIResponsesTranslator._args_delta,
+    "response.custom_tool_call_input.delta": OpenAIResponsesTranslator._args_delta,
+    "response.reasoning_summary_text.delta": OpenAIResponsesTranslator._reasoning_delta,
+    "response.reasoning_text.delta": OpenAIResponsesTranslator._reasoning_delta,
+    "response.output_text.annotation.added": OpenAIResponsesTranslator._annotation_added,
+    "response.output_item.added": OpenAIResponsesTranslator._output_item_added,
+    "response.output_item.done": OpenAIResponsesTranslator._output_item_done,
+    "response.created": OpenAIResponsesTranslator._created,
+    "response.in_progress": OpenAIResponsesTranslator._created,
+    "response.completed": OpenAIResponsesTranslator._completed,
+    "response.incomplete": OpenAIResponsesTranslator._incomplete,
+    "response.failed": OpenAIResponsesTranslator._failed,
+    "error": OpenAIResponsesTranslator._error,
+}
+"""The translator's handler for each streaming event type."""
 
 
 def _rs_id(item_id: Any) -> str | None:
