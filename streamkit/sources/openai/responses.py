@@ -114,6 +114,16 @@ class OpenAIResponsesTranslator(StepTranslator):
         out: list[ChatEvent] = []
         fields = fields_of(event)
         kind = fields.get("type")
+        if kind == "response.output_text.delta":  # the common event, without the table's call
+            delta = fields.get("delta")
+            if delta and type(delta) is str:
+                item = fields.get("item_id")
+                said = self._said.get(item)
+                if said is None:
+                    said = self._said[item] = []
+                said.append(delta)
+                self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
+            return out
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, fields, event, out)
