@@ -1,5 +1,12 @@
-"""OpenAI Chat Completions as a source: ``RunInput`` -> ``messages``, the chunk stream -> ``ChatEvent``\\ s,
-and :class:`OpenAIChatAgent` (an ``AsyncOpenAI`` client, or any OpenAI-compatible server over plain httpx).
+"""OpenAI Chat Completions as a source (the three parts; the package face is :mod:`streamkit.sources.openai`).
+
+- **input**: :func:`to_openai_chat_messages` (each assistant step one ``assistant`` message with its
+  ``tool_calls``, each call directly followed by its ``tool`` message, by the rules of
+  :mod:`streamkit.sources.history`) and :func:`to_openai_chat_tools`;
+- **translator**: :class:`OpenAIChatTranslator`; every chunk is of one kind, so it reads a chunk's fields in
+  turn (no table); :func:`openai_chat_events` makes a run of a stream in hand;
+- **agent**: :class:`OpenAIChatAgent`, over an ``AsyncOpenAI`` client or any OpenAI-compatible server over
+  plain httpx.
 """
 
 from __future__ import annotations

@@ -1,5 +1,11 @@
-"""The OpenAI Responses API as a source: ``RunInput`` -> ``input`` items, the event stream -> ``ChatEvent``\\ s,
-and :class:`OpenAIResponsesAgent` (an ``AsyncOpenAI`` client).
+"""The OpenAI Responses API as a source (the three parts; the package face is :mod:`streamkit.sources.openai`).
+
+- **input**: :func:`to_openai_responses_messages` (the ``input`` items: reasoning items with their
+  ``encrypted_content``, each call directly followed by its output item, hosted and client-run tools as their
+  own item types) and :func:`to_openai_responses_tools`;
+- **translator**: :class:`OpenAIResponsesTranslator`, dispatching each streaming event by its ``type``
+  (``_HANDLERS``); :func:`openai_responses_events` makes a run of a stream in hand;
+- **agent**: :class:`OpenAIResponsesAgent`, over an ``AsyncOpenAI`` client.
 """
 
 from __future__ import annotations
