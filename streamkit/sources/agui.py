@@ -2,12 +2,12 @@
 
 The three parts of every source:
 
-1. **input**: :func:`to_run_agent_input` writes a :class:`~streamkit.events.RunInput` as the ``RunAgentInput``
+1. **input**: :func:`to_agui_request` writes a :class:`~streamkit.events.RunInput` as the ``RunAgentInput``
    body an AG-UI server reads (the reverse of :func:`streamkit.agui.to_run_input`): the history as AG-UI
    messages (tool calls on their assistant message, results as ``tool`` messages), state, frontend tools,
    context, ``forwardedProps`` and ``resume`` (answered tool approvals become resume entries too);
 2. **a pure translator**: :class:`AGUITranslator`, one AG-UI event dict in, ChatEvents out, and
-   :func:`chat_events`, which drives it over an async iterable of event dicts and yields a well-formed run;
+   :func:`agui_events`, which drives it over an async iterable of event dicts and yields a well-formed run;
 3. **an Agent**: :class:`RemoteAGUIAgent` POSTs the run to an AG-UI endpoint (LangGraph, Mastra, CrewAI,
    another streamkit app...) and streams back what it answers, so a ``useChat`` page can talk to it.
 
@@ -64,10 +64,11 @@ from typing import Any, get_args
 
 import jsonpatch
 
+from ..agui.messages import to_agui_messages
+from ..agui.request import RunAgentInput, to_run_input
 from ..events import (
     USAGE_COUNTS,
     ChatEvent,
-    Citation,
     Custom,
     Data,
     File,
@@ -84,7 +85,6 @@ from ..events import (
     RunFinished,
     RunInput,
     RunStarted,
-    Source,
     StateUpdate,
     StepFinished,
     StepReset,
@@ -104,9 +104,25 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteAgent, Translator, translated
+from .remote import (
+    RemoteAgent,
+    Translator,
+    citations_of,
+    dict_of,
+    provider_metadata_of,
+    source_of,
+    str_of,
+    translated,
+)
 
-__all__ = ["AGUITranslator", "RemoteAGUIAgent", "chat_events", "to_run_agent_input"]
+__all__ = [
+    "AGUITranslator",
+    "RemoteAGUIAgent",
+    "agui_events",
+    "chat_events",
+    "to_agui_request",
+    "to_run_agent_input",
+]
 
 logger = logging.getLogger("streamkit.sources.agui")
 
@@ -136,15 +152,13 @@ _USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, U
 # --- input ---------------------------------------------------------------------------------------------
 
 
-def to_run_agent_input(run: RunInput) -> dict[str, Any]:
+def to_agui_request(run: RunInput) -> dict[str, Any]:
     """``run`` as the ``RunAgentInput`` body an AG-UI server reads (camelCase, optional fields omitted).
 
     The reverse of :func:`streamkit.agui.to_run_input`. Approvals the user answered for calls that have no
     result yet are added to ``resume`` (``{"interruptId": <approval id>, "status": "resolved",
     "payload": {"approved", "reason"?}}``), since an AG-UI server asks for them as interrupts.
     """
-    from ..agui.messages import to_agui_messages
-
     body: dict[str, Any] = {
         "threadId": run.thread_id,
         "runId": run.run_id,
@@ -193,48 +207,6 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _source(value: Any) -> Source | None:
-    data = _dict(value)
-    if not isinstance(data.get("id"), str):
-        return None
-    return Source(
-        id=data["id"],
-        url=_str(data.get("url")),
-        title=_str(data.get("title")),
-        media_type=_str(data.get("mediaType")),
-        filename=_str(data.get("filename")),
-    )
-
-
-def _citations(value: Any) -> list[Citation] | None:
-    if not isinstance(value, list):
-        return None
-    out = []
-    for item in value:
-        data = _dict(item)
-        source = _source(data.get("source"))
-        if source is None:
-            continue
-        start, end = data.get("startIndex"), data.get("endIndex")
-        out.append(
-            Citation(
-                source=source,
-                start_index=start if isinstance(start, int) and start >= 0 else None,
-                end_index=end if isinstance(end, int) and end >= 0 else None,
-                cited_text=_str(data.get("citedText")),
-            )
-        )
-    return out or None
-
-
 def _usage(value: Any) -> Usage | None:
     entries = [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
     if not entries:
@@ -245,8 +217,8 @@ def _usage(value: Any) -> Usage | None:
         if numbers:
             counts[name] = sum(numbers)
     if len(entries) == 1:
-        counts["provider"] = _str(entries[0].get("provider"))
-        counts["model"] = _str(entries[0].get("model"))
+        counts["provider"] = str_of(entries[0].get("provider"))
+        counts["model"] = str_of(entries[0].get("model"))
     return Usage(**counts)
 
 
@@ -307,7 +279,7 @@ class AGUITranslator:
     # -- chunk expansion (spec section 8) ------------------------------------------------------------
 
     def _expand(self, kind: str, event: Event) -> list[tuple[str, Event]]:
-        lane_key = _str(event.get("subagentRunId"))
+        lane_key = str_of(event.get("subagentRunId"))
         if kind in _CLOSES_ALL:
             out = [end for key in list(self._lanes) for end in self._end_lane(key)]
             return [*out, (kind, event)]
@@ -318,8 +290,8 @@ class AGUITranslator:
         lane = self._lanes.get(lane_key)
         stream = {"TEXT_MESSAGE_CHUNK": "text", "TOOL_CALL_CHUNK": "tool", "REASONING_MESSAGE_CHUNK": "reasoning"}[kind]
         id_key = "toolCallId" if stream == "tool" else "messageId"
-        given = _str(event.get(id_key))
-        delta = _str(event.get("delta"))
+        given = str_of(event.get(id_key))
+        delta = str_of(event.get("delta"))
         if lane is not None and lane.kind == stream and (given is None or given == lane.id):
             if stream == "tool":
                 return [("TOOL_CALL_ARGS", {"toolCallId": lane.id, "delta": delta})] if delta is not None else []
@@ -339,7 +311,7 @@ class AGUITranslator:
             if delta is not None:
                 out.append(("REASONING_MESSAGE_CONTENT", {"messageId": given, "delta": delta}))
         else:
-            name = _str(event.get("toolCallName"))
+            name = str_of(event.get("toolCallName"))
             if name is None:
                 raise ValueError("First TOOL_CALL_CHUNK must have a toolCallName")
             start = {
@@ -393,7 +365,7 @@ class AGUITranslator:
             self._messages_snapshot(event, out)
             return
         if kind in ("TEXT_MESSAGE_START", "REASONING_MESSAGE_START", "TOOL_CALL_START") and self._after_snapshot:
-            block = _str(event.get("toolCallId" if kind == "TOOL_CALL_START" else "messageId")) or ""
+            block = str_of(event.get("toolCallId" if kind == "TOOL_CALL_START" else "messageId")) or ""
             ended = {"TEXT_MESSAGE_START": "text-end", "REASONING_MESSAGE_START": "reasoning-end"}
             if self._reopens(ended.get(kind, "tool-call-end"), block):
                 return
@@ -412,42 +384,42 @@ class AGUITranslator:
         metadata = event.get("metadata")
         out.append(
             RunStarted(
-                thread_id=_str(event.get("threadId")),
-                run_id=_str(event.get("runId")),
-                parent_run_id=_str(event.get("parentRunId")),
+                thread_id=str_of(event.get("threadId")),
+                run_id=str_of(event.get("runId")),
+                parent_run_id=str_of(event.get("parentRunId")),
                 metadata=metadata if isinstance(metadata, dict) else None,
             )
         )
 
     def _run_finished(self, event: Event, out: list[ChatEvent]) -> None:
         self.finished = True
-        outcome = _dict(event.get("outcome"))
-        metadata = dict(_dict(event.get("metadata")))
+        outcome = dict_of(event.get("outcome"))
+        metadata = dict(dict_of(event.get("metadata")))
         if outcome.get("type") == "cancelled":
-            out.append(RunAborted(reason=_str(metadata.get("reason"))))
+            out.append(RunAborted(reason=str_of(metadata.get("reason"))))
             return
         reason = metadata.pop("finishReason", None)
         finish: Any = reason if reason in _FINISH_REASONS else "stop"
         interrupts: list[Interrupt] = []
         if outcome.get("type") == "interrupt":
             for item in outcome.get("interrupts") or ():
-                data = _dict(item)
-                iid, why = _str(data.get("id")), _str(data.get("reason"))
+                data = dict_of(item)
+                iid, why = str_of(data.get("id")), str_of(data.get("reason"))
                 if iid is None or why is None:
                     continue
-                call = _str(data.get("toolCallId"))
+                call = str_of(data.get("toolCallId"))
                 if why == "tool_approval" and call is not None:
-                    out.append(ToolApprovalRequest(id=iid, tool_call_id=call, reason=_str(data.get("message"))))
+                    out.append(ToolApprovalRequest(id=iid, tool_call_id=call, reason=str_of(data.get("message"))))
                     continue
                 schema, extra = data.get("responseSchema"), data.get("metadata")
                 interrupts.append(
                     Interrupt(
                         id=iid,
                         reason=why,
-                        message=_str(data.get("message")),
+                        message=str_of(data.get("message")),
                         tool_call_id=call,
                         response_schema=schema if isinstance(schema, dict) else None,
-                        expires_at=_str(data.get("expiresAt")),
+                        expires_at=str_of(data.get("expiresAt")),
                         metadata=extra if isinstance(extra, dict) else None,
                     )
                 )
@@ -463,8 +435,8 @@ class AGUITranslator:
 
     def _run_error(self, event: Event, out: list[ChatEvent]) -> None:
         self.finished = True
-        message = _str(event.get("message"))
-        out.append(RunError(message=message if message is not None else "", code=_str(event.get("code"))))
+        message = str_of(event.get("message"))
+        out.append(RunError(message=message if message is not None else "", code=str_of(event.get("code"))))
 
     def _step_started(self, event: Event, out: list[ChatEvent]) -> None:
         out.append(StepStarted(name=str(event.get("stepName", ""))))
@@ -480,12 +452,12 @@ class AGUITranslator:
         if role != "assistant":
             self._user[mid] = {"role": role, "text": []}
             return
-        meta = _dict(event.get("metadata"))
-        out.append(TextStart(id=mid, provider_metadata=_pm(meta)))
+        meta = dict_of(event.get("metadata"))
+        out.append(TextStart(id=mid, provider_metadata=provider_metadata_of(meta)))
 
     def _text_content(self, event: Event, out: list[ChatEvent]) -> None:
         mid = str(event.get("messageId", ""))
-        delta = _str(event.get("delta")) or ""
+        delta = str_of(event.get("delta")) or ""
         if mid in self._user:
             self._user[mid]["text"].append(delta)
             return
@@ -501,18 +473,20 @@ class AGUITranslator:
             else:
                 out.append(Custom(name="ag-ui.message", value={"id": mid, "role": message["role"], "content": text}))
             return
-        meta = _dict(event.get("metadata"))
-        self._held.append(TextEnd(id=mid, provider_metadata=_pm(meta), citations=_citations(meta.get("citations"))))
+        meta = dict_of(event.get("metadata"))
+        self._held.append(
+            TextEnd(id=mid, provider_metadata=provider_metadata_of(meta), citations=citations_of(meta.get("citations")))
+        )
 
     def _user_file(self, event: Event) -> bool:
-        value = _dict(event.get("value"))
-        mid = _str(value.get("messageId"))
+        value = dict_of(event.get("value"))
+        mid = str_of(value.get("messageId"))
         for i, held in enumerate(self._held):
             if isinstance(held, UserMessage) and held.id == mid:
                 file = UserFile(
                     url=str(value.get("url", "")),
                     media_type=str(value.get("mediaType", "")),
-                    filename=_str(value.get("filename")),
+                    filename=str_of(value.get("filename")),
                 )
                 self._held[i] = held.model_copy(update={"files": [*(held.files or ()), file]})
                 return True
@@ -520,22 +494,29 @@ class AGUITranslator:
 
     def _reasoning_start(self, event: Event, out: list[ChatEvent]) -> None:
         out.append(
-            ReasoningStart(id=str(event.get("messageId", "")), provider_metadata=_pm(_dict(event.get("metadata"))))
+            ReasoningStart(
+                id=str(event.get("messageId", "")),
+                provider_metadata=provider_metadata_of(dict_of(event.get("metadata"))),
+            )
         )
 
     def _reasoning_content(self, event: Event, out: list[ChatEvent]) -> None:
-        out.append(ReasoningDelta(id=str(event.get("messageId", "")), delta=_str(event.get("delta")) or ""))
+        out.append(ReasoningDelta(id=str(event.get("messageId", "")), delta=str_of(event.get("delta")) or ""))
 
     def _reasoning_end(self, event: Event, out: list[ChatEvent]) -> None:
         mid = str(event.get("messageId", ""))
         encrypted = self._encrypted.pop(mid, None)
         self._held.append(
-            ReasoningEnd(id=mid, provider_metadata=_pm(_dict(event.get("metadata"))), encrypted_value=encrypted)
+            ReasoningEnd(
+                id=mid,
+                provider_metadata=provider_metadata_of(dict_of(event.get("metadata"))),
+                encrypted_value=encrypted,
+            )
         )
 
     def _encrypted_value(self, event: Event) -> bool:
         """Keep a reasoning message's encrypted value for its ``ReasoningEnd`` (False: not a message's)."""
-        entity, value = _str(event.get("entityId")), _str(event.get("encryptedValue"))
+        entity, value = str_of(event.get("entityId")), str_of(event.get("encryptedValue"))
         if event.get("subtype") != "message" or entity is None or value is None:
             return False
         for i, held in enumerate(self._held):
@@ -552,7 +533,7 @@ class AGUITranslator:
 
     def _tool_start(self, event: Event, out: list[ChatEvent]) -> None:
         cid = str(event.get("toolCallId", ""))
-        meta = _dict(event.get("metadata"))
+        meta = dict_of(event.get("metadata"))
         encoding = meta.get("inputEncoding") if meta.get("inputEncoding") in ("json", "text") else None
         self._args[cid] = []
         self._encodings[cid] = encoding
@@ -561,11 +542,11 @@ class AGUITranslator:
             ToolCallStart(
                 id=cid,
                 name=str(event.get("toolCallName", "")),
-                parent_message_id=_str(event.get("parentMessageId")),
-                title=_str(meta.get("title")),
+                parent_message_id=str_of(event.get("parentMessageId")),
+                title=str_of(meta.get("title")),
                 dynamic=meta.get("dynamic") is True,
                 provider_executed=meta.get("providerExecuted") is True,
-                provider_metadata=_pm(meta),
+                provider_metadata=provider_metadata_of(meta),
                 input_encoding=encoding,
                 tool_metadata=tool_metadata if isinstance(tool_metadata, dict) else None,
             )
@@ -573,16 +554,16 @@ class AGUITranslator:
 
     def _tool_args(self, event: Event, out: list[ChatEvent]) -> None:
         cid = str(event.get("toolCallId", ""))
-        delta = _str(event.get("delta")) or ""
+        delta = str_of(event.get("delta")) or ""
         self._args.setdefault(cid, []).append(delta)
         out.append(ToolCallArgsDelta(id=cid, delta=delta))
 
     def _tool_end(self, event: Event, out: list[ChatEvent]) -> None:
         cid = str(event.get("toolCallId", ""))
-        meta = _dict(event.get("metadata"))
+        meta = dict_of(event.get("metadata"))
         text = "".join(self._args.get(cid, ()))  # kept: a restart after a snapshot continues the call
         encoding = self._encodings.get(cid)
-        error = _str(meta.get("error"))
+        error = str_of(meta.get("error"))
         value: Any = None
         streamed = bool(self._args.get(cid))
         if encoding == "text":
@@ -601,19 +582,19 @@ class AGUITranslator:
                 id=cid,
                 input=value,
                 error=error,
-                provider_metadata=_pm(meta),
+                provider_metadata=provider_metadata_of(meta),
                 tool_metadata=tool_metadata if isinstance(tool_metadata, dict) else None,
             )
         )
 
     def _tool_result(self, event: Event, out: list[ChatEvent]) -> None:
-        meta = _dict(event.get("metadata"))
+        meta = dict_of(event.get("metadata"))
         content = event.get("content")
         tool_metadata = meta.get("toolMetadata")
         common: dict[str, Any] = {
             "id": str(event.get("toolCallId", "")),
-            "message_id": _str(event.get("messageId")),
-            "provider_metadata": _pm(meta),
+            "message_id": str_of(event.get("messageId")),
+            "provider_metadata": provider_metadata_of(meta),
             "tool_metadata": tool_metadata if isinstance(tool_metadata, dict) else None,
         }
         text = content if isinstance(content, str) else json.dumps(content)
@@ -640,8 +621,6 @@ class AGUITranslator:
         out.append(StateUpdate(state=self.state))
 
     def _messages_snapshot(self, event: Event, out: list[ChatEvent]) -> None:
-        from ..agui.request import RunAgentInput, to_run_input
-
         try:
             body = RunAgentInput.model_validate({"threadId": "", "runId": "", "messages": event.get("messages")})
         except ValueError as exc:
@@ -681,18 +660,18 @@ class AGUITranslator:
     def _custom(self, event: Event, out: list[ChatEvent]) -> None:
         name = str(event.get("name", ""))
         value = event.get("value")
-        data = _dict(value)
+        data = dict_of(value)
         if name == "streamkit.data" and isinstance(data.get("name"), str):
             out.append(
                 Data(
                     name=data["name"],
                     data=data.get("data"),
-                    id=_str(data.get("id")),
+                    id=str_of(data.get("id")),
                     transient=bool(data.get("transient")),
                 )
             )
-        elif name == "streamkit.source" and _source(value) is not None:
-            source = _source(value)
+        elif name == "streamkit.source" and source_of(dict_of(value)) is not None:
+            source = source_of(dict_of(value))
             assert source is not None
             out.append(source)
         elif name == "streamkit.file" and isinstance(data.get("url"), str) and "messageId" not in data:
@@ -704,7 +683,7 @@ class AGUITranslator:
         elif name == "streamkit.tool_approval_response" and isinstance(data.get("id"), str):
             out.append(
                 ToolApprovalResponse(
-                    id=data["id"], approved=data.get("approved") is True, reason=_str(data.get("reason"))
+                    id=data["id"], approved=data.get("approved") is True, reason=str_of(data.get("reason"))
                 )
             )
         elif name == "streamkit.preliminary_tool_result" and isinstance(data.get("toolCallId"), str):
@@ -715,15 +694,7 @@ class AGUITranslator:
             out.append(Custom(name=name, value=value))
 
     def _raw(self, event: Event, out: list[ChatEvent]) -> None:
-        out.append(Raw(event=event.get("event"), source=_str(event.get("source"))))
-
-
-def _pm(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
-    """An event's ``metadata.providerMetadata`` (``meta``: the metadata) when it is an object of objects."""
-    value = meta.get("providerMetadata")
-    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-        return value
-    return None
+        out.append(Raw(event=event.get("event"), source=str_of(event.get("source"))))
 
 
 _HANDLERS: dict[str, Any] = {
@@ -756,7 +727,7 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
+def agui_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = None) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of AG-UI event dicts (``state``: the state the server starts from).
 
     A frame that is not an AG-UI event ends the run with a ``RunError``, and so does an exception raised
@@ -768,7 +739,7 @@ def chat_events(events: AsyncIterable[Event] | Iterable[Event], *, state: Any = 
 class RemoteAGUIAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AG-UI server at ``url``.
 
-    Each run is POSTed as a ``RunAgentInput`` (:func:`to_run_agent_input`) with ``headers`` added (an
+    Each run is POSTed as a ``RunAgentInput`` (:func:`to_agui_request`) with ``headers`` added (an
     ``Authorization``, say); the server's SSE events are translated by :class:`AGUITranslator`. Pass an
     ``http_client`` (an ``httpx.AsyncClient``, kept open) to share connections or set timeouts and
     transports; without one each run makes its own (``timeout``: connect within 5 s, no read limit).
@@ -782,7 +753,7 @@ class RemoteAGUIAgent(RemoteAgent):
 
     def request(self, run: RunInput) -> dict[str, Any]:
         """``run`` as a ``RunAgentInput``."""
-        return to_run_agent_input(run)
+        return to_agui_request(run)
 
     def translator(self, run: RunInput) -> AGUITranslator:
         """A translator holding the client's state (the base of the server's deltas)."""
@@ -801,3 +772,9 @@ class RemoteAGUIAgent(RemoteAgent):
     def unfinished(self, translator: Translator) -> RunError:
         """An AG-UI run ends with ``RUN_FINISHED`` or ``RUN_ERROR``: a stream that stops before is cut short."""
         return RunError(message="the AG-UI server ended the stream before the run finished", code="incomplete")
+
+
+to_run_agent_input = to_agui_request
+"""The earlier name of :func:`to_agui_request`."""
+chat_events = agui_events
+"""The earlier name of :func:`agui_events`."""

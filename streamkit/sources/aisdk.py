@@ -2,13 +2,13 @@
 
 The three parts of every source:
 
-1. **input**: :func:`to_chat_request` writes a :class:`~streamkit.events.RunInput` as the body ``useChat``'s
+1. **input**: :func:`to_aisdk_request` writes a :class:`~streamkit.events.RunInput` as the body ``useChat``'s
    ``DefaultChatTransport`` posts (the reverse of :func:`streamkit.aisdk.to_run_input`): ``id`` (the thread),
    the history as ``UIMessage`` objects (the state as the ``data-state`` part streamkit reads it from),
    ``trigger`` and, when the run continues an assistant message, its ``messageId``; ``forwarded_props`` (an
    object) and ``extra`` become the app's own body keys;
 2. **a pure translator**: :class:`AISDKTranslator`, one chunk dict in, ChatEvents out, and
-   :func:`chat_events`, which drives it over an async iterable of chunks;
+   :func:`aisdk_events`, which drives it over an async iterable of chunks;
 3. **an Agent**: :class:`RemoteAISDKAgent` POSTs the run to an AI SDK chat endpoint (a Next.js route using
    ``toUIMessageStreamResponse``, another streamkit app...) and streams back what it answers, so an AG-UI
    client (CopilotKit, ``HttpAgent``) can talk to an AI SDK backend.
@@ -59,10 +59,11 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
 
+from ..aisdk.messages import to_ui_messages
+from ..aisdk.request import ChatRequest, to_run_input
 from ..events import (
     USAGE_COUNTS,
     ChatEvent,
-    Citation,
     Custom,
     Data,
     File,
@@ -98,9 +99,24 @@ from ..events import (
     UserFile,
     UserMessage,
 )
-from .remote import RemoteAgent, translated
+from .remote import (
+    RemoteAgent,
+    citations_of,
+    dict_of,
+    provider_metadata_of,
+    source_of,
+    str_of,
+    translated,
+)
 
-__all__ = ["AISDKTranslator", "RemoteAISDKAgent", "chat_events", "to_chat_request"]
+__all__ = [
+    "AISDKTranslator",
+    "RemoteAISDKAgent",
+    "aisdk_events",
+    "chat_events",
+    "to_aisdk_request",
+    "to_chat_request",
+]
 
 logger = logging.getLogger("streamkit.sources.aisdk")
 
@@ -114,10 +130,8 @@ _USAGE_KEYS = tuple((wire, name) for name, wire in USAGE_COUNTS)  # wire name, U
 # --- input ---------------------------------------------------------------------------------------------
 
 
-def to_chat_request(run: RunInput) -> dict[str, Any]:
+def to_aisdk_request(run: RunInput) -> dict[str, Any]:
     """``run`` as the body ``useChat`` posts (the reverse of :func:`streamkit.aisdk.to_run_input`)."""
-    from ..aisdk.messages import to_ui_messages
-
     messages = to_ui_messages(run.messages)
     if run.state is not None:
         holder = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
@@ -140,78 +154,38 @@ def to_chat_request(run: RunInput) -> dict[str, Any]:
 # --- the translator ------------------------------------------------------------------------------------
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _ui_source(data: Mapping[str, Any], id_key: str = "sourceId") -> Source | None:
+    """An AI SDK source (a ``source-url``/``source-document`` part, or a citation's ``source`` by ``id``): a
+    URL source has no media type; its provider metadata is kept."""
+    return source_of(data, id_key, media_type_with_url=False, metadata_key="providerMetadata")
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _pm(chunk: Mapping[str, Any], key: str = "providerMetadata") -> dict[str, dict[str, Any]] | None:
-    value = chunk.get(key)
-    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-        return value
-    return None
-
-
-def _source(data: Mapping[str, Any], id_key: str = "sourceId") -> Source | None:
-    sid = _str(data.get(id_key))
-    if sid is None:
-        return None
-    return Source(
-        id=sid,
-        url=_str(data.get("url")),
-        title=_str(data.get("title")),
-        media_type=_str(data.get("mediaType")) if data.get("url") is None else None,
-        filename=_str(data.get("filename")),
-        provider_metadata=_pm(data),
-    )
-
-
-def _citations(value: Any) -> list[Citation] | None:
-    if not isinstance(value, list):
-        return None
-    out = []
-    for item in value:
-        data = _dict(item)
-        source = _source(_dict(data.get("source")), "id")
-        if source is None:
-            continue
-        start, end = data.get("startIndex"), data.get("endIndex")
-        out.append(
-            Citation(
-                source=source,
-                start_index=start if isinstance(start, int) and start >= 0 else None,
-                end_index=end if isinstance(end, int) and end >= 0 else None,
-                cited_text=_str(data.get("citedText")),
-            )
-        )
-    return out or None
+def _cited_source(data: dict[str, Any]) -> Source | None:
+    return _ui_source(data, "id")
 
 
 def _usage(value: Any) -> Usage | None:
-    data = _dict(value)
+    data = dict_of(value)
     counts: dict[str, Any] = {name: data[wire] for wire, name in _USAGE_KEYS if isinstance(data.get(wire), int)}
     if any(v < 0 for v in counts.values()) or not (counts or data.get("provider") or data.get("model")):
         return None
     if set(data) - {w for w, _ in _USAGE_KEYS} - {"provider", "model"}:
         return None  # not streamkit's usage shape: leave it in the metadata
-    return Usage(**counts, provider=_str(data.get("provider")), model=_str(data.get("model")))
+    return Usage(**counts, provider=str_of(data.get("provider")), model=str_of(data.get("model")))
 
 
 def _interrupt(data: Mapping[str, Any]) -> Interrupt | None:
-    iid, reason = _str(data.get("id")), _str(data.get("reason"))
+    iid, reason = str_of(data.get("id")), str_of(data.get("reason"))
     if iid is None or reason is None:
         return None
     schema, extra = data.get("responseSchema"), data.get("metadata")
     return Interrupt(
         id=iid,
         reason=reason,
-        message=_str(data.get("message")),
-        tool_call_id=_str(data.get("toolCallId")),
+        message=str_of(data.get("message")),
+        tool_call_id=str_of(data.get("toolCallId")),
         response_schema=schema if isinstance(schema, dict) else None,
-        expires_at=_str(data.get("expiresAt")),
+        expires_at=str_of(data.get("expiresAt")),
         metadata=extra if isinstance(extra, dict) else None,
     )
 
@@ -260,7 +234,7 @@ class AISDKTranslator:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def _start(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        self.message_id = _str(chunk.get("messageId")) or self.message_id
+        self.message_id = str_of(chunk.get("messageId")) or self.message_id
         metadata = chunk.get("messageMetadata")
         is_dict = isinstance(metadata, dict)
         out.append(RunStarted(message_id=self.message_id, metadata=metadata if is_dict else None))
@@ -312,7 +286,7 @@ class AISDKTranslator:
     def _abort(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         self._end_step(out)
         self.finished = True
-        out.append(RunAborted(reason=_str(chunk.get("reason"))))
+        out.append(RunAborted(reason=str_of(chunk.get("reason"))))
 
     def _error(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         self.finished = True
@@ -325,26 +299,28 @@ class AISDKTranslator:
     # -- text and reasoning --------------------------------------------------------------------------
 
     def _text_start(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(TextStart(id=str(chunk.get("id", "")), provider_metadata=_pm(chunk)))
+        out.append(TextStart(id=str(chunk.get("id", "")), provider_metadata=provider_metadata_of(chunk)))
 
     def _text_delta(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(TextDelta(id=str(chunk.get("id", "")), delta=_str(chunk.get("delta")) or ""))
+        out.append(TextDelta(id=str(chunk.get("id", "")), delta=str_of(chunk.get("delta")) or ""))
 
     def _text_end(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         out.append(
             TextEnd(
-                id=str(chunk.get("id", "")), provider_metadata=_pm(chunk), citations=_citations(chunk.get("citations"))
+                id=str(chunk.get("id", "")),
+                provider_metadata=provider_metadata_of(chunk),
+                citations=citations_of(chunk.get("citations"), _cited_source),
             )
         )
 
     def _reasoning_start(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(ReasoningStart(id=str(chunk.get("id", "")), provider_metadata=_pm(chunk)))
+        out.append(ReasoningStart(id=str(chunk.get("id", "")), provider_metadata=provider_metadata_of(chunk)))
 
     def _reasoning_delta(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(ReasoningDelta(id=str(chunk.get("id", "")), delta=_str(chunk.get("delta")) or ""))
+        out.append(ReasoningDelta(id=str(chunk.get("id", "")), delta=str_of(chunk.get("delta")) or ""))
 
     def _reasoning_end(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(ReasoningEnd(id=str(chunk.get("id", "")), provider_metadata=_pm(chunk)))
+        out.append(ReasoningEnd(id=str(chunk.get("id", "")), provider_metadata=provider_metadata_of(chunk)))
 
     # -- tools ---------------------------------------------------------------------------------------
 
@@ -354,10 +330,10 @@ class AISDKTranslator:
         return ToolCallStart(
             id=str(chunk.get("toolCallId", "")),
             name=str(chunk.get("toolName", "")),
-            title=_str(chunk.get("title")),
+            title=str_of(chunk.get("title")),
             dynamic=chunk.get("dynamic") is True,
             provider_executed=chunk.get("providerExecuted") is True,
-            provider_metadata=_pm(chunk) if chunk.get("type") == "tool-input-start" else None,
+            provider_metadata=provider_metadata_of(chunk) if chunk.get("type") == "tool-input-start" else None,
             input_encoding=encoding if encoding in ("json", "text") else None,
             tool_metadata=metadata if isinstance(metadata, dict) else None,
         )
@@ -371,14 +347,14 @@ class AISDKTranslator:
 
     def _tool_input_delta(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         cid = str(chunk.get("toolCallId", ""))
-        delta = _str(chunk.get("inputTextDelta")) or ""
+        delta = str_of(chunk.get("inputTextDelta")) or ""
         if cid in self._text_args:
             self._text_args[cid].append(delta)
         out.append(ToolCallArgsDelta(id=cid, delta=delta))
 
     def _tool_input_end(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         cid = str(chunk.get("toolCallId", ""))
-        name = _str(chunk.get("toolName"))
+        name = str_of(chunk.get("toolName"))
         flags = any(chunk.get(k) for k in ("dynamic", "providerExecuted", "title", "toolMetadata"))
         if cid not in self._started and flags:
             out.append(self._tool_call_start(chunk))
@@ -394,7 +370,7 @@ class AISDKTranslator:
                 input=value,
                 error=None if error is None else str(error),
                 name=name if cid not in self._started else None,
-                provider_metadata=_pm(chunk),
+                provider_metadata=provider_metadata_of(chunk),
                 tool_metadata=metadata if isinstance(metadata, dict) else None,
             )
         )
@@ -405,7 +381,7 @@ class AISDKTranslator:
         metadata = chunk.get("toolMetadata")
         common: dict[str, Any] = {
             "id": str(chunk.get("toolCallId", "")),
-            "provider_metadata": _pm(chunk),
+            "provider_metadata": provider_metadata_of(chunk),
             "tool_metadata": metadata if isinstance(metadata, dict) else None,
         }
         if kind == "tool-output-denied":
@@ -420,7 +396,7 @@ class AISDKTranslator:
             ToolApprovalRequest(
                 id=str(chunk.get("approvalId", "")),
                 tool_call_id=str(chunk.get("toolCallId", "")),
-                reason=_str(chunk.get("reason")),
+                reason=str_of(chunk.get("reason")),
             )
         )
 
@@ -429,14 +405,14 @@ class AISDKTranslator:
             ToolApprovalResponse(
                 id=str(chunk.get("approvalId", "")),
                 approved=chunk.get("approved") is True,
-                reason=_str(chunk.get("reason")),
+                reason=str_of(chunk.get("reason")),
             )
         )
 
     # -- extras --------------------------------------------------------------------------------------
 
     def _source_part(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        source = _source(chunk)
+        source = _ui_source(chunk)
         if source is not None:
             out.append(source)
 
@@ -445,20 +421,20 @@ class AISDKTranslator:
             File(
                 url=str(chunk.get("url", "")),
                 media_type=str(chunk.get("mediaType", "")),
-                provider_metadata=_pm(chunk),
+                provider_metadata=provider_metadata_of(chunk),
                 reasoning=chunk.get("type") == "reasoning-file",
             )
         )
 
     def _custom(self, chunk: Chunk, out: list[ChatEvent]) -> None:
-        out.append(ProviderPart(kind=str(chunk.get("kind", "")), provider_metadata=_pm(chunk)))
+        out.append(ProviderPart(kind=str(chunk.get("kind", "")), provider_metadata=provider_metadata_of(chunk)))
 
     def _steering(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         parts = [p for p in chunk.get("parts") or () if isinstance(p, dict)]
         text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
         files = [
             UserFile(
-                url=str(p.get("url", "")), media_type=str(p.get("mediaType", "")), filename=_str(p.get("filename"))
+                url=str(p.get("url", "")), media_type=str(p.get("mediaType", "")), filename=str_of(p.get("filename"))
             )
             for p in parts
             if p.get("type") == "file"
@@ -468,8 +444,8 @@ class AISDKTranslator:
     def _data(self, chunk: Chunk, out: list[ChatEvent]) -> None:
         kind = str(chunk["type"])[5:]
         data = chunk.get("data")
-        part_id = _str(chunk.get("id"))
-        value = _dict(data)
+        part_id = str_of(chunk.get("id"))
+        value = dict_of(data)
         if kind == "state" and part_id == STATE_PART_ID:
             out.append(StateUpdate(state=data))
         elif kind == "messages" and isinstance(data, list):
@@ -477,7 +453,7 @@ class AISDKTranslator:
         elif kind == "custom" and isinstance(value.get("name"), str):
             out.append(Custom(name=value["name"], value=value.get("value")))
         elif kind == "raw" and "event" in value:
-            out.append(Raw(event=value.get("event"), source=_str(value.get("source"))))
+            out.append(Raw(event=value.get("event"), source=str_of(value.get("source"))))
         elif kind == "interrupt" and _interrupt(value) is not None:
             interrupt = _interrupt(value)
             assert interrupt is not None
@@ -486,21 +462,21 @@ class AISDKTranslator:
             if "approved" in value:
                 out.append(
                     ToolApprovalResponse(
-                        id=value["approvalId"], approved=value.get("approved") is True, reason=_str(value.get("reason"))
+                        id=value["approvalId"],
+                        approved=value.get("approved") is True,
+                        reason=str_of(value.get("reason")),
                     )
                 )
             elif isinstance(value.get("toolCallId"), str):
                 out.append(
                     ToolApprovalRequest(
-                        id=value["approvalId"], tool_call_id=value["toolCallId"], reason=_str(value.get("reason"))
+                        id=value["approvalId"], tool_call_id=value["toolCallId"], reason=str_of(value.get("reason"))
                     )
                 )
         else:
             out.append(Data(name=kind, data=data, id=part_id, transient=chunk.get("transient") is True))
 
     def _messages(self, data: list[Any], out: list[ChatEvent]) -> None:
-        from ..aisdk.request import ChatRequest, to_run_input
-
         try:
             request = ChatRequest.model_validate({"id": "", "messages": data})
         except ValueError as exc:
@@ -545,7 +521,7 @@ _HANDLERS: dict[str, Any] = {
 # --- wrappers ------------------------------------------------------------------------------------------
 
 
-def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
+def aisdk_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator[ChatEvent]:
     """The ChatEvents for a stream of UI Message Stream chunk dicts.
 
     A chunk without a type, or an exception raised while iterating ``chunks``, ends the run with a
@@ -557,7 +533,7 @@ def chat_events(chunks: AsyncIterable[Chunk] | Iterable[Chunk]) -> AsyncIterator
 class RemoteAISDKAgent(RemoteAgent):
     """An :class:`~streamkit.events.Agent` that runs on a remote AI SDK chat endpoint at ``url``.
 
-    Each run is POSTed as a ``useChat`` body (:func:`to_chat_request`) with ``headers`` added; the UI
+    Each run is POSTed as a ``useChat`` body (:func:`to_aisdk_request`) with ``headers`` added; the UI
     Message Stream it answers is translated by :class:`AISDKTranslator`. ``http_client`` (an
     ``httpx.AsyncClient``, kept open) shares connections and sets timeouts; without one each run makes its
     own (``timeout``: connect within 5 s, no read limit). Failures end the run with a ``RunError`` (codes
@@ -571,7 +547,7 @@ class RemoteAISDKAgent(RemoteAgent):
 
     def request(self, run: RunInput) -> dict[str, Any]:
         """``run`` as the body ``useChat`` posts."""
-        return to_chat_request(run)
+        return to_aisdk_request(run)
 
     def translator(self, run: RunInput) -> AISDKTranslator:
         """A fresh translator."""
@@ -594,3 +570,9 @@ class RemoteAISDKAgent(RemoteAgent):
         if run.message_id is None or event.message_id == run.message_id:
             return event
         return event.model_copy(update={"message_id": run.message_id})
+
+
+to_chat_request = to_aisdk_request
+"""The earlier name of :func:`to_aisdk_request`."""
+chat_events = aisdk_events
+"""The earlier name of :func:`aisdk_events`."""

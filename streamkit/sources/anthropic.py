@@ -10,7 +10,7 @@ The three parts every source has:
    Tools Anthropic ran itself go back as their ``server_tool_use`` block with its ``*_tool_result`` block
    right after it, in the same assistant turn.
 2. **Stream translation**: :class:`AnthropicTranslator` is the pure state machine (one raw stream event in,
-   ``ChatEvent``\\ s out); :func:`message_events` wraps it into a well-formed run. It reads the ``anthropic``
+   ``ChatEvent``\\ s out); :func:`anthropic_events` wraps it into a well-formed run. It reads the ``anthropic``
    SDK's raw events (``client.messages.create(..., stream=True)``) or the same events as plain dicts.
 3. **An agent**: :class:`AnthropicAgent` runs the model over your ``AsyncAnthropic`` client with the
    client's frontend tools and your server tools, through the shared tool loop
@@ -18,7 +18,7 @@ The three parts every source has:
 
 To splice one Messages stream into a longer run of your own, use
 :func:`streamkit.sources.loop.stream_step` with an :class:`AnthropicTranslator` instead of
-:func:`message_events`, then read the translator's ``error``, ``finish`` and ``usage``.
+:func:`anthropic_events`, then read the translator's ``error``, ``finish`` and ``usage``.
 
 The ``anthropic`` package is needed for :class:`AnthropicAgent` only (``pip install 'streamkit[anthropic]'``).
 """
@@ -52,13 +52,15 @@ from ..events import (
     ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
+from .history import denied_text, is_part, provider_text, steps, tool_results, unanswered_text
+from .loop import StepTranslator, describe_error, run_tool_loop, translate
 from .tools import ServerTool, as_server_tools
 
 __all__ = [
     "REDACTED_PREFIX",
     "AnthropicAgent",
     "AnthropicTranslator",
+    "anthropic_events",
     "message_events",
     "to_anthropic_messages",
     "to_anthropic_request",
@@ -198,22 +200,16 @@ def _tool_input(value: Any) -> dict[str, Any]:
 def _result_block(call_id: str, result: ToolResultPart | None, call: ToolCallPart | None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     if result is None:
-        approval = call.approval if call is not None else None
-        if approval is not None and approval.approved is False:
-            text = "The user denied this tool call." + (f" Reason: {approval.reason}" if approval.reason else "")
-        else:
-            text = "No result was recorded."
-        block["content"] = text
+        block["content"] = unanswered_text(call)
         block["is_error"] = True
     elif result.denied:
-        reason = f" Reason: {result.error}" if result.error else ""
-        block["content"] = "The user denied this tool call." + reason
+        block["content"] = denied_text(result.error)
         block["is_error"] = True
     elif result.error is not None:
         block["content"] = result.error or "The tool failed."
         block["is_error"] = True
     else:
-        block["content"] = json_text(result.output)
+        block["content"] = provider_text(result.output)
     return block
 
 
@@ -288,11 +284,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     from the tool's name when a client kept only the call's. Such a call without a recorded result, or
     one another provider ran, is left out.
     """
-    results: dict[str, ToolResultPart] = {}
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, ToolResultPart) and part.id not in results:
-                results[part.id] = part
+    answers = tool_results(messages)
     out: list[dict[str, Any]] = []
 
     def push(role: str, blocks: list[dict[str, Any]]) -> None:
@@ -311,7 +303,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     def flush(blocks: list[dict[str, Any]], calls: list[ToolCallPart]) -> None:
         push("assistant", blocks)
         if calls:
-            push("user", [_result_block(c.id, results.get(c.id), c) for c in calls])
+            push("user", [_result_block(c.id, answers.get(c.id), c) for c in calls])
 
     for message in messages:
         if message.role in ("system", "developer"):
@@ -325,30 +317,28 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     blocks.append(_file_block(part))
             push("user", blocks)  # tool results were placed after their calls
             continue
-        step: list[dict[str, Any]] = []
-        calls: list[ToolCallPart] = []
-        for part in message.parts:
-            if isinstance(part, ToolResultPart):
-                continue
-            if isinstance(part, ToolCallPart) and part.provider_executed:  # answered within the turn
-                step += _server_blocks(part, results.get(part.id))
-                continue
-            if isinstance(part, ToolCallPart):
-                step.append({"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)})
-                calls.append(part)
-                continue
-            if calls:  # content after tool calls: the next step of the same turn
-                flush(step, calls)
-                step, calls = [], []
-            if isinstance(part, TextPart) and part.text:
-                step.append({"type": "text", "text": part.text})
-            elif isinstance(part, ReasoningPart):
-                block = _reasoning_block(part)
-                if block is not None:
-                    step.append(block)
-            elif isinstance(part, FilePart):
-                step.append({"type": "text", "text": f"[file {part.filename or part.media_type}]"})
-        flush(step, calls)
+        for parts in steps(message, is_part):  # a turn that went on after tool calls: one step at a time
+            step: list[dict[str, Any]] = []
+            calls: list[ToolCallPart] = []
+            for part in parts:
+                if isinstance(part, ToolResultPart):
+                    continue
+                if isinstance(part, ToolCallPart) and part.provider_executed:  # answered within the turn
+                    step += _server_blocks(part, answers.get(part.id))
+                elif isinstance(part, ToolCallPart):
+                    step.append(
+                        {"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)}
+                    )
+                    calls.append(part)
+                elif isinstance(part, TextPart) and part.text:
+                    step.append({"type": "text", "text": part.text})
+                elif isinstance(part, ReasoningPart):
+                    block = _reasoning_block(part)
+                    if block is not None:
+                        step.append(block)
+                elif isinstance(part, FilePart):
+                    step.append({"type": "text", "text": f"[file {part.filename or part.media_type}]"})
+            flush(step, calls)  # consecutive assistant turns merge: a step without calls joins the next
     return out
 
 
@@ -540,7 +530,7 @@ class AnthropicTranslator(StepTranslator):
             self.call((self._messages, index), out, id=_g(block, "id"), name=_g(block, "name"))
             initial = _g(block, "input")
             if initial:
-                self._initial[index] = json_text(_plain(initial))
+                self._initial[index] = provider_text(_plain(initial))
         elif kind in ("server_tool_use", "mcp_tool_use"):
             self.end_reasoning(out)
             self.end_text(out)
@@ -552,7 +542,7 @@ class AnthropicTranslator(StepTranslator):
                 meta[PROVIDER]["serverName"] = _g(block, "server_name")
             out.append(ToolCallStart(id=cid, name=name, provider_executed=True, provider_metadata=meta))
             initial = _g(block, "input")
-            args = [json_text(_plain(initial))] if initial else []
+            args = [provider_text(_plain(initial))] if initial else []
             if args:
                 out.append(ToolCallArgsDelta(id=cid, delta=args[0]))
             self._server[index] = _ServerCall(cid, name, meta, args)
@@ -726,16 +716,7 @@ _HANDLERS: dict[str, Any] = {
 }
 
 
-async def _aiter(events: AsyncIterable[Any] | Iterable[Any]) -> AsyncGenerator[Any, None]:
-    if isinstance(events, AsyncIterable):
-        async for event in events:
-            yield event
-    else:
-        for event in events:
-            yield event
-
-
-def message_events(
+def anthropic_events(
     events: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from a Messages stream: ``RunStarted``, the content, then ``RunFinished`` (finish
@@ -744,7 +725,7 @@ def message_events(
 
     ``events``: what ``await client.messages.create(..., stream=True)`` returns, or the same events as
     dicts (sync or async iterable). Block ids start with ``prefix`` (default: random)."""
-    return translate(_aiter(events), AnthropicTranslator(prefix))
+    return translate(events, AnthropicTranslator(prefix))
 
 
 # --- the agent -------------------------------------------------------------------------------------
@@ -896,3 +877,7 @@ class AnthropicAgent:
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         return run_tool_loop(run, _Run(self, run), self.tools, max_steps=self.max_steps)
+
+
+message_events = anthropic_events
+"""The earlier name of :func:`anthropic_events`."""

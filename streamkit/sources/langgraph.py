@@ -9,7 +9,7 @@ subgraph-holding graph) as a streamkit agent core, served by both protocols::
     agent = LangGraphAgent(graph)             # graph = builder.compile(checkpointer=InMemorySaver())
     app = Starlette(routes=[*aisdk.routes(agent, path="/api/chat"), *agui.routes(agent, path="/api/agui")])
 
-**Input.** The history becomes LangChain messages (:func:`to_messages`: text and files, assistant text with
+**Input.** The history becomes LangChain messages (:func:`to_langgraph_messages`: text and files, assistant text with
 its tool calls, tool results as ``ToolMessage``\\ s in causal order). The client's state (when it is an
 object) fills the graph's state keys of the same names; the client's frontend tools go to a ``tools`` key
 and its context to a ``context`` key when the graph's input has such keys. The thread id is the
@@ -97,7 +97,14 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("streamkit.sources.langgraph needs LangGraph: pip install 'streamkit[langgraph]'") from exc
 
-__all__ = ["LangGraphAgent", "MessageTranslator", "to_messages"]
+__all__ = [
+    "GraphTranslator",
+    "LangGraphAgent",
+    "LangGraphTranslator",
+    "MessageTranslator",
+    "to_langgraph_messages",
+    "to_messages",
+]
 
 STREAM_MODES = ["messages", "tasks", "values", "custom"]
 """The ``stream_mode`` the agent runs the graph with (see the module docstring for why)."""
@@ -190,7 +197,7 @@ def _assistant(message: Message) -> list[BaseMessage]:
     return out
 
 
-def to_messages(messages: Iterable[Message]) -> list[BaseMessage]:
+def to_langgraph_messages(messages: Iterable[Message]) -> list[BaseMessage]:
     """The neutral history as LangChain messages, in causal order (every tool result after its call).
 
     User and system messages keep their ids, text and files (standard ``image`` / ``file`` content
@@ -339,7 +346,7 @@ def _custom(value: Any) -> ChatEvent:
 _EVENT_TYPES = {"data", "custom", "source", "file", "message-metadata", "state-update", "state-snapshot"}
 
 
-class GraphTranslator:
+class LangGraphTranslator:
     """The graph's ``astream(..., version="v2")`` parts in, ``ChatEvent``\\ s out (pure, one per run).
 
     ``feed(part)`` takes one stream part (``{"type", "ns", "data", ...}``), ``close()`` ends what is open
@@ -376,22 +383,14 @@ class GraphTranslator:
         return "tool-calls" if self._pending else self.finish_reason
 
     def feed(self, part: Mapping[str, Any]) -> list[ChatEvent]:
+        """The events for one stream part (parts of other stream modes are ignored)."""
         kind = part.get("type")
-        ns: tuple[str, ...] = tuple(part.get("ns") or ())
-        data = part.get("data")
-        if kind == "messages":
-            message, metadata = data  # type: ignore[misc]
-            return self._message(message, metadata or {})
-        if kind == "tasks":
-            return self._task(ns, data)
-        if kind == "values":
-            if ns:
-                return []
-            self.interrupts = list(part.get("interrupts") or ())
-            return self._values(data)
-        if kind == "custom":
-            return [_custom(data)]
-        return []
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            return []
+        out: list[ChatEvent] = []
+        handler(self, part, out)
+        return out
 
     def close(self) -> list[ChatEvent]:
         out: list[ChatEvent] = []
@@ -401,6 +400,26 @@ class GraphTranslator:
             out.append(StepFinished(name=name))
         self._steps.clear()
         return out
+
+    # -- stream parts (each handler: the part, the output list) -------------------------------------
+
+    def _messages_part(self, part: Mapping[str, Any], out: list[ChatEvent]) -> None:
+        message, metadata = part.get("data")  # type: ignore[misc]
+        out += self._message(message, metadata or {})
+
+    def _tasks_part(self, part: Mapping[str, Any], out: list[ChatEvent]) -> None:
+        out += self._task(tuple(part.get("ns") or ()), part.get("data"))
+
+    def _values_part(self, part: Mapping[str, Any], out: list[ChatEvent]) -> None:
+        if tuple(part.get("ns") or ()):
+            return  # a subgraph's values: only the graph's own state is the run's
+        self.interrupts = list(part.get("interrupts") or ())
+        out += self._values(part.get("data"))
+
+    def _custom_part(self, part: Mapping[str, Any], out: list[ChatEvent]) -> None:
+        out.append(_custom(part.get("data")))
+
+    # -- helpers -------------------------------------------------------------------------------------
 
     def _closed(self, translator: MessageTranslator, events: list[ChatEvent]) -> list[ChatEvent]:
         if translator.closed and not translator.counted:
@@ -465,6 +484,14 @@ class GraphTranslator:
         self._state = state
         return [StateUpdate(state=state)]
 
+
+_HANDLERS: dict[str, Any] = {
+    "messages": LangGraphTranslator._messages_part,
+    "tasks": LangGraphTranslator._tasks_part,
+    "values": LangGraphTranslator._values_part,
+    "custom": LangGraphTranslator._custom_part,
+}
+"""The translator's handler for each stream mode's parts (:data:`STREAM_MODES`)."""
 
 _NOTHING: Any = object()
 
@@ -546,7 +573,7 @@ class LangGraphAgent:
         keys = self.input_keys()
         values = getattr(checkpoint, "values", None) if checkpoint else None
         known = values.get(self.messages_key) if isinstance(values, Mapping) else None
-        messages = _new_messages(run.messages, known) if known else to_messages(run.messages)
+        messages = _new_messages(run.messages, known) if known else to_langgraph_messages(run.messages)
         state: dict[str, Any] = {self.messages_key: messages}
         if isinstance(run.state, Mapping):
             state.update({k: v for k, v in run.state.items() if k in keys and k not in state})
@@ -569,7 +596,7 @@ class LangGraphAgent:
 
     async def _run(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         yield RunStarted()
-        translator = GraphTranslator(
+        translator = LangGraphTranslator(
             run_tag(run.run_id),
             messages_key=self.messages_key,
             state_keys=self.state_keys,
@@ -616,5 +643,11 @@ def _new_messages(messages: Sequence[Message], known: Sequence[Any]) -> list[Bas
                 out.append(_tool_message(part))
     last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
     tail = [m for m in messages[last + 1 :] if m.role != "tool" and m.id not in known_ids]
-    out += to_messages(tail)
+    out += to_langgraph_messages(tail)
     return out
+
+
+to_messages = to_langgraph_messages
+"""The earlier name of :func:`to_langgraph_messages`."""
+GraphTranslator = LangGraphTranslator
+"""The earlier name of :class:`LangGraphTranslator`."""

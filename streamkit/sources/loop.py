@@ -11,12 +11,12 @@ the provider reported inside its stream). A subclass implements ``feed`` with th
 :meth:`~StepTranslator.call_args`, :meth:`~StepTranslator.end_call`...) and may override
 :meth:`~StepTranslator.fail` to word the SDK's exceptions.
 
-**Wrappers.** :func:`translate` drives a translator over an async iterable and yields a well-formed run on
-its own: ``RunStarted`` (no thread or run id: those are the route's), the events, then ``RunFinished``
-(finish reason, usage) or a ``RunError`` carrying the provider's message, also when iterating raises (an
-SDK error, a dropped connection); nothing escapes as an exception. To splice one model call into a longer
-run of your own, use :func:`stream_step` instead: the content events only, then read ``translator.error``,
-``translator.finish`` and ``translator.usage``.
+**Wrappers.** :func:`translate` drives a translator over an async iterable (or a sync one: :func:`aiter_of`
+makes any iterable async) and yields a well-formed run on its own: ``RunStarted`` (no thread or run id: those
+are the route's), the events, then ``RunFinished`` (finish reason, usage) or a ``RunError`` carrying the
+provider's message, also when iterating raises (an SDK error, a dropped connection); nothing escapes as an
+exception. To splice one model call into a longer run of your own, use :func:`stream_step` instead: the
+content events only, then read ``translator.error``, ``translator.finish`` and ``translator.usage``.
 
 **The tool loop.** :func:`run_tool_loop` is the one agent loop every provider agent uses. A provider plugs
 in by implementing :class:`Provider` (four small methods):
@@ -49,7 +49,7 @@ import json
 import re
 import uuid
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterable, Hashable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Hashable, Iterable, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -93,8 +93,8 @@ __all__ = [
     "StepTranslator",
     "ToolCallRequest",
     "add_usage",
+    "aiter_of",
     "describe_error",
-    "json_text",
     "run_tag",
     "run_tool_loop",
     "stream_step",
@@ -102,6 +102,7 @@ __all__ = [
 ]
 
 M = TypeVar("M")
+T = TypeVar("T")
 _UNSET: Any = object()
 
 
@@ -157,25 +158,6 @@ def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
         provider=usage.provider or total.provider,
         model=usage.model or total.model,
     )
-
-
-def json_text(value: Any) -> str:
-    """``value`` as the JSON text a provider is sent (a tool's output, a call's input): a string as it is,
-    else compact JSON with integral floats as integers, as ``JSON.stringify`` writes them, so a history that
-    went through a browser client and back reads the same as the run that made it."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
-
-
-def _js_numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _js_numbers(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_js_numbers(v) for v in value]
-    return value
 
 
 # --- the translator base ---------------------------------------------------------------------------
@@ -487,19 +469,38 @@ class StepTranslator:
 # --- wrappers --------------------------------------------------------------------------------------
 
 
-def stream_step(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
-    """The content events of one model call: ``translator`` fed every item of ``source``, then closed.
+def aiter_of(items: AsyncIterable[T] | Iterable[T]) -> AsyncIterable[T]:
+    """``items`` as an async iterable: an async iterable as it is (so closing the run closes it), a sync one
+    (a list of recorded events, a generator) read item by item."""
+    if isinstance(items, AsyncIterable):
+        return items
+    return _from_sync(items)
+
+
+async def _from_sync(items: Iterable[T]) -> AsyncIterator[T]:
+    for item in items:
+        yield item
+
+
+def stream_step(
+    source: AsyncIterable[Any] | Iterable[Any], translator: StepTranslator
+) -> AsyncGenerator[ChatEvent, None]:
+    """The content events of one model call: ``translator`` fed every item of ``source`` (an async or a
+    sync iterable), then closed.
 
     An error the provider reports (``translator.error`` set by ``feed``) or an exception raised while
     iterating (recorded as ``translator.fail(exc)``) stops the step: no ``close`` events follow, and the
     caller ends the run with ``translator.error``. ``source`` is closed when the step ends.
     """
-    return _drive(source, translator, False)
+    return _drive(aiter_of(source), translator, False)
 
 
-def translate(source: AsyncIterable[Any], translator: StepTranslator) -> AsyncGenerator[ChatEvent, None]:
-    """A well-formed run from one provider stream: ``RunStarted``, the events, ``RunFinished`` or ``RunError``."""
-    return _drive(source, translator, True)
+def translate(
+    source: AsyncIterable[Any] | Iterable[Any], translator: StepTranslator
+) -> AsyncGenerator[ChatEvent, None]:
+    """A well-formed run from one provider stream (an async or a sync iterable): ``RunStarted``, the events,
+    ``RunFinished`` or ``RunError``."""
+    return _drive(aiter_of(source), translator, True)
 
 
 async def _drive(

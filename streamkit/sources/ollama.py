@@ -6,7 +6,7 @@ The three parts every source has:
    messages (``content``, base64 ``images``, ``thinking``, ``tool_calls``, ``role: tool`` results with their
    ``tool_name``) and :func:`to_ollama_tools` the tools into function specs.
 2. **Stream translation**: :class:`OllamaTranslator` is the pure state machine (one stream chunk in,
-   ``ChatEvent``\\ s out); :func:`chat_events` wraps it into a well-formed run. It reads the ``ollama`` SDK's
+   ``ChatEvent``\\ s out); :func:`ollama_events` wraps it into a well-formed run. It reads the ``ollama`` SDK's
    ``ChatResponse`` objects (``await client.chat(..., stream=True)``) or the same chunks as plain dicts (the
    NDJSON lines). Ollama sends each tool call whole and usually without an id: the translator gives it one,
    unique in the run (``call_<prefix>_<n>``), or keeps the server's when it sends one.
@@ -15,7 +15,7 @@ The three parts every source has:
    (:func:`streamkit.sources.loop.run_tool_loop`).
 
 To splice one chat stream into a longer run of your own, use :func:`streamkit.sources.loop.stream_step`
-with an :class:`OllamaTranslator` instead of :func:`chat_events`, then read the translator's ``error``,
+with an :class:`OllamaTranslator` instead of :func:`ollama_events`, then read the translator's ``error``,
 ``finish`` and ``usage``.
 
 The ``ollama`` package is optional (``pip install 'streamkit[ollama]'``): a base URL needs only httpx.
@@ -40,11 +40,11 @@ from ..events import (
     TextPart,
     Tool,
     ToolCallPart,
-    ToolResultPart,
     Usage,
 )
-from .loop import StepTranslator, describe_error, json_text, run_tool_loop, translate
-from .tools import ServerTool, as_server_tools
+from .history import is_part, result_text, steps, tool_results
+from .loop import StepTranslator, describe_error, run_tool_loop, translate
+from .tools import ServerTool, as_server_tools, function_specs
 
 __all__ = [
     "DEFAULT_HOST",
@@ -52,6 +52,7 @@ __all__ = [
     "OllamaError",
     "OllamaTranslator",
     "chat_events",
+    "ollama_events",
     "to_ollama_messages",
     "to_ollama_tools",
 ]
@@ -88,17 +89,7 @@ def _g(obj: Any, key: str) -> Any:
 
 def to_ollama_tools(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     """Function specs (``{"type": "function", "function": {name, description, parameters}}``)."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters or {"type": "object", "properties": {}},
-            },
-        }
-        for t in tools
-    ]
+    return function_specs(tools)
 
 
 def _image(part: FilePart) -> str | None:
@@ -110,19 +101,6 @@ def _image(part: FilePart) -> str | None:
     if not head.endswith(";base64") or not media.startswith("image/"):
         return None
     return payload
-
-
-def _result_text(result: ToolResultPart | None, call: ToolCallPart | None) -> str:
-    if result is None:
-        approval = call.approval if call is not None else None
-        if approval is not None and approval.approved is False:
-            return "The user denied this tool call." + (f" Reason: {approval.reason}" if approval.reason else "")
-        return "No result was recorded."
-    if result.denied:
-        return "The user denied this tool call." + (f" Reason: {result.error}" if result.error else "")
-    if result.error is not None:
-        return f"Error: {result.error}"
-    return json_text(result.output)
 
 
 def _arguments(value: Any) -> dict[str, Any]:
@@ -156,11 +134,7 @@ def to_ollama_messages(
         head.append("Context:\n" + "\n".join(f"- {c.description}: {c.value}" for c in items))
     if head:
         out.append({"role": "system", "content": "\n\n".join(head)})
-    results: dict[str, ToolResultPart] = {}
-    for message in messages:
-        for part in message.parts:
-            if isinstance(part, ToolResultPart) and part.id not in results:
-                results[part.id] = part
+    answers = tool_results(messages)
 
     def flush(thinking: list[str], text: list[str], calls: list[ToolCallPart]) -> None:
         if not thinking and not text and not calls:
@@ -176,9 +150,9 @@ def to_ollama_messages(
             entry["tool_calls"] = [{"function": {"name": c.name, "arguments": _arguments(c.input)}} for c in calls]
         out.append(entry)
         for call in calls:
-            result = results.get(call.id)
+            result = answers.get(call.id)
             name = (result.name if result is not None else None) or call.name
-            out.append({"role": "tool", "content": _result_text(result, call), "tool_name": name})
+            out.append({"role": "tool", "content": result_text(result, call), "tool_name": name})
 
     for message in messages:
         if message.role in ("system", "developer"):
@@ -202,23 +176,18 @@ def to_ollama_messages(
                 entry["images"] = images
             out.append(entry)
         else:
-            thinking: list[str] = []
-            content: list[str] = []
-            calls: list[ToolCallPart] = []
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    continue
-                if isinstance(part, ToolCallPart):
-                    calls.append(part)
-                    continue
-                if calls:  # content after tool calls: the next step of the same turn
-                    flush(thinking, content, calls)
-                    thinking, content, calls = [], [], []
-                if isinstance(part, TextPart):
-                    content.append(part.text)
-                elif isinstance(part, ReasoningPart):
-                    thinking.append(part.text)
-            flush(thinking, content, calls)
+            for step in steps(message, is_part):  # a turn that went on after tool calls: one step at a time
+                thinking: list[str] = []
+                content: list[str] = []
+                calls: list[ToolCallPart] = []
+                for part in step:
+                    if isinstance(part, ToolCallPart):
+                        calls.append(part)
+                    elif isinstance(part, TextPart):
+                        content.append(part.text)
+                    elif isinstance(part, ReasoningPart):
+                        thinking.append(part.text)
+                flush(thinking, content, calls)  # a step without calls joins the assistant message before it
     return out
 
 
@@ -268,36 +237,44 @@ class OllamaTranslator(StepTranslator):
             if content:
                 self.text(content, out)
             for call in _g(message, "tool_calls") or ():
-                function = _g(call, "function")
-                name = _g(function, "name")
-                if not isinstance(name, str) or not name:
-                    continue
-                arguments = _g(function, "arguments")
-                if not isinstance(arguments, str):
-                    arguments = json.dumps(dict(arguments) if arguments else {}, ensure_ascii=False)
-                key = self._n
-                self._n += 1
-                cid = _g(call, "id")
-                if not isinstance(cid, str) or not cid:
-                    cid = f"call_{self.prefix}_{self._n}"  # Ollama usually sends none: unique in the run
-                self.call(key, out, id=cid, name=name)
-                self.end_call(key, out, arguments=arguments)
+                self._tool_call(call, out)
         if _g(chunk, "done"):
-            self._done = True
-            reason = _g(chunk, "done_reason")
-            self.finish_reason = _FINISH.get(reason, "other") if isinstance(reason, str) else "stop"
-            inputs, outputs = _g(chunk, "prompt_eval_count"), _g(chunk, "eval_count")
-            if isinstance(inputs, int) or isinstance(outputs, int):
-                total = (inputs or 0) + (outputs or 0)
-                model = _g(chunk, "model")
-                self.usage = Usage(
-                    input_tokens=inputs if isinstance(inputs, int) else None,
-                    output_tokens=outputs if isinstance(outputs, int) else None,
-                    total_tokens=total,
-                    provider=PROVIDER,
-                    model=model if isinstance(model, str) else None,
-                )
+            self._finished(chunk)
         return out
+
+    def _tool_call(self, call: Any, out: list[ChatEvent]) -> None:
+        """One whole tool call of ``message.tool_calls``: started, its arguments, ended."""
+        function = _g(call, "function")
+        name = _g(function, "name")
+        if not isinstance(name, str) or not name:
+            return
+        arguments = _g(function, "arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(dict(arguments) if arguments else {}, ensure_ascii=False)
+        key = self._n
+        self._n += 1
+        cid = _g(call, "id")
+        if not isinstance(cid, str) or not cid:
+            cid = f"call_{self.prefix}_{self._n}"  # Ollama usually sends none: unique in the run
+        self.call(key, out, id=cid, name=name)
+        self.end_call(key, out, arguments=arguments)
+
+    def _finished(self, chunk: Any) -> None:
+        """The ``done`` chunk: the finish reason and the usage."""
+        self._done = True
+        reason = _g(chunk, "done_reason")
+        self.finish_reason = _FINISH.get(reason, "other") if isinstance(reason, str) else "stop"
+        inputs, outputs = _g(chunk, "prompt_eval_count"), _g(chunk, "eval_count")
+        if isinstance(inputs, int) or isinstance(outputs, int):
+            total = (inputs or 0) + (outputs or 0)
+            model = _g(chunk, "model")
+            self.usage = Usage(
+                input_tokens=inputs if isinstance(inputs, int) else None,
+                output_tokens=outputs if isinstance(outputs, int) else None,
+                total_tokens=total,
+                provider=PROVIDER,
+                model=model if isinstance(model, str) else None,
+            )
 
     def close(self) -> list[ChatEvent]:
         out = super().close()
@@ -316,16 +293,7 @@ class OllamaTranslator(StepTranslator):
         return describe_error(exc)
 
 
-async def _aiter(chunks: AsyncIterable[Any] | Iterable[Any]) -> AsyncGenerator[Any, None]:
-    if isinstance(chunks, AsyncIterable):
-        async for chunk in chunks:
-            yield chunk
-    else:
-        for chunk in chunks:
-            yield chunk
-
-
-def chat_events(
+def ollama_events(
     chunks: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
 ) -> AsyncGenerator[ChatEvent, None]:
     """A well-formed run from an ``/api/chat`` stream: ``RunStarted``, the content, then ``RunFinished``
@@ -335,7 +303,7 @@ def chat_events(
     ``chunks``: what ``await ollama.AsyncClient().chat(..., stream=True)`` returns, or the NDJSON lines as
     dicts (sync or async iterable). Block and invented tool-call ids start with ``prefix`` (default:
     random)."""
-    return translate(_aiter(chunks), OllamaTranslator(prefix))
+    return translate(chunks, OllamaTranslator(prefix))
 
 
 async def _http_chat(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> AsyncGenerator[Any, None]:
@@ -447,3 +415,7 @@ class OllamaAgent:
 
     def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         return run_tool_loop(run, _Run(self), self.tools, max_steps=self.max_steps)
+
+
+chat_events = ollama_events
+"""The earlier name of :func:`ollama_events`."""

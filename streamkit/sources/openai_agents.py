@@ -10,7 +10,7 @@ as they are) as a streamkit agent core, served by both protocols::
     app = Starlette(routes=[*aisdk.routes(agent), *agui.routes(agent)])
 
 **Input.** The history becomes the SDK's input items, the Responses API's item format the SDK speaks
-(:func:`to_input_items`: user messages with their files, assistant text, reasoning items with their id and
+(:func:`to_agents_sdk_messages`: user messages with their files, assistant text, reasoning items with their id and
 encrypted content, each ``function_call`` directly followed by its ``function_call_output``). The
 client's frontend tools are offered as function tools the SDK does not run (:func:`with_frontend_tools`): a
 call to one ends the run with the call pending (``tool-calls``), and the client's result comes back in the
@@ -19,7 +19,7 @@ next request's history.
 **Stream.** ``Runner.run_streamed(agent, input).stream_events()``:
 
 - ``raw_response_event``\\ s are the model's Responses API stream, translated by the OpenAI source's
-  :class:`~streamkit.sources.openai.ResponsesTranslator`, one per model response: output text deltas,
+  :class:`~streamkit.sources.openai.OpenAIResponsesTranslator`, one per model response: output text deltas,
   reasoning summary deltas (the reasoning item's id and encrypted content kept), function-call argument
   deltas (streamed under the ``call_id``, several interleaved), hosted tools (web or file search...) as
   provider-executed calls with their result, annotations as sources. Each model response is a step named
@@ -63,7 +63,7 @@ from ..events import (
 )
 from ..events import ToolResult as ToolResultEvent
 from .loop import add_usage, run_tag
-from .openai import ResponsesTranslator, provider_error, responses_input
+from .openai import OpenAIResponsesTranslator, provider_error, to_openai_responses_messages
 
 try:
     from agents import FunctionTool, Runner, StopAtTools
@@ -75,14 +75,21 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "streamkit.sources.openai_agents needs the OpenAI Agents SDK: pip install 'streamkit[openai-agents]'"
     ) from exc
 
-__all__ = ["AgentsSDKAgent", "RunTranslator", "to_input_items", "with_frontend_tools"]
+__all__ = [
+    "AgentsSDKAgent",
+    "AgentsSDKTranslator",
+    "RunTranslator",
+    "to_agents_sdk_messages",
+    "to_input_items",
+    "with_frontend_tools",
+]
 
 PENDING = "The client runs this tool; its result comes with the next request."
 
 
-def to_input_items(run: RunInput) -> list[dict[str, Any]]:
+def to_agents_sdk_messages(run: RunInput) -> list[dict[str, Any]]:
     """The run's history as the SDK's input items (the Responses API item format), in causal order."""
-    return responses_input(run)
+    return to_openai_responses_messages(run)
 
 
 async def _left_to_the_client(context: Any, arguments: str) -> str:
@@ -138,7 +145,7 @@ def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
-class RunTranslator:
+class AgentsSDKTranslator:
     """``stream_events()`` of one run in, ``ChatEvent``\\ s out (pure; see the module docstring).
 
     ``feed(event) -> list[ChatEvent]``, ``close() -> list[ChatEvent]``; ``usage`` and ``finish_reason``
@@ -155,7 +162,7 @@ class RunTranslator:
         self.usage: Any = None
         self._finish: FinishReason = "stop"
         self.error: RunError | None = None
-        self._response: ResponsesTranslator | None = None
+        self._response: OpenAIResponsesTranslator | None = None
         self._responses = 0
         self._step: str | None = None
 
@@ -186,7 +193,7 @@ class RunTranslator:
             self._responses += 1
             self._step = self.agent_name
             out.append(StepStarted(name=self._step))
-            self._response = ResponsesTranslator(f"{self.prefix}_{self._responses}", self.taken)
+            self._response = OpenAIResponsesTranslator(f"{self.prefix}_{self._responses}", self.taken)
         response = self._response
         out += response.feed(data)
         if response.error is not None:
@@ -279,12 +286,12 @@ class AgentsSDKAgent:
         agent, frontend = self.agent, frozenset[str]()
         if self.frontend_tools and run.tools:
             agent, frontend = with_frontend_tools(self.agent, run.tools)
-        translator = RunTranslator(run_tag(run.run_id), getattr(agent, "name", "agent"), frontend)
+        translator = AgentsSDKTranslator(run_tag(run.run_id), getattr(agent, "name", "agent"), frontend)
         error: RunError | None = None
         result: Any = None
         try:
             context = self.context_for(run) if self.context_for is not None else self.context
-            start: Any = to_input_items(run)
+            start: Any = to_agents_sdk_messages(run)
             state = await self._resumed(agent, run)
             if state is not None:
                 start = state
@@ -328,3 +335,9 @@ class AgentsSDKAgent:
             usage=translator.usage,
             result=None if output is None or isinstance(output, str) else _jsonable(output),
         )
+
+
+to_input_items = to_agents_sdk_messages
+"""The earlier name of :func:`to_agents_sdk_messages`."""
+RunTranslator = AgentsSDKTranslator
+"""The earlier name of :class:`AgentsSDKTranslator`."""

@@ -9,7 +9,7 @@ as they are) as a streamkit agent core, served by both protocols::
     agent = PydanticAIAgent(Agent("openai:gpt-4o-mini", instructions="Be brief."))
     app = Starlette(routes=[*aisdk.routes(agent), *agui.routes(agent)])
 
-**Input.** The history becomes pydantic-ai ``ModelMessage``\\ s (:func:`to_model_messages`): user text and
+**Input.** The history becomes pydantic-ai ``ModelMessage``\\ s (:func:`to_pydantic_ai_messages`): user text and
 files, system messages, each assistant step as a ``ModelResponse`` (thinking with its signature, text,
 tool calls) followed by a ``ModelRequest`` with the results of its calls (``ToolReturnPart``\\ s; errors as
 ``failed``, denials as ``denied``). The client's frontend tools are offered through an ``ExternalToolset``:
@@ -86,7 +86,14 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("streamkit.sources.pydantic_ai needs pydantic-ai: pip install 'streamkit[pydantic-ai]'") from exc
 
-__all__ = ["EventTranslator", "PydanticAIAgent", "deferred_results", "to_model_messages"]
+__all__ = [
+    "EventTranslator",
+    "PydanticAIAgent",
+    "PydanticAITranslator",
+    "deferred_results",
+    "to_model_messages",
+    "to_pydantic_ai_messages",
+]
 
 PROVIDER = "pydantic_ai"
 """The provider-metadata key streamkit keeps pydantic-ai's part data under."""
@@ -133,7 +140,7 @@ def _thinking(part: ReasoningPart) -> pai.ThinkingPart:
     )
 
 
-def to_model_messages(messages: Iterable[Message]) -> list[pai.ModelMessage]:
+def to_pydantic_ai_messages(messages: Iterable[Message]) -> list[pai.ModelMessage]:
     """The neutral history as pydantic-ai messages, in causal order (every tool return after its call).
 
     An assistant message becomes a ``ModelResponse`` per step (thinking, text, tool calls), each followed
@@ -228,7 +235,7 @@ def _args_text(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(_jsonable(args), ensure_ascii=False)
 
 
-class EventTranslator:
+class PydanticAITranslator:
     """pydantic-ai agent stream events in, ``ChatEvent``\\ s out (pure, one per run; see the module docstring).
 
     ``feed(event) -> list[ChatEvent]``, ``close() -> list[ChatEvent]``; after the run, ``output``,
@@ -436,7 +443,7 @@ class PydanticAIAgent:
     def run_arguments(self, run: RunInput) -> dict[str, Any]:
         """The keyword arguments of ``agent.run_stream_events`` for ``run``."""
         options: dict[str, Any] = dict(self.run_options)
-        options["message_history"] = to_model_messages(run.messages)
+        options["message_history"] = to_pydantic_ai_messages(run.messages)
         results = deferred_results(run)
         if results is not None:
             options["deferred_tool_results"] = results
@@ -460,7 +467,7 @@ class PydanticAIAgent:
 
     async def _run(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
         yield RunStarted()
-        translator = EventTranslator(run_tag(run.run_id))
+        translator = PydanticAITranslator(run_tag(run.run_id))
         error: RunError | None = None
         try:
             async with _events(self.agent.run_stream_events(**self.run_arguments(run))) as events:
@@ -507,3 +514,9 @@ class _events(AbstractAsyncContextManager[AsyncIterator[Any]]):
             await self._entered.__aexit__(*exc)
         elif hasattr(self._stream, "aclose"):
             await self._stream.aclose()
+
+
+to_model_messages = to_pydantic_ai_messages
+"""The earlier name of :func:`to_pydantic_ai_messages`."""
+EventTranslator = PydanticAITranslator
+"""The earlier name of :class:`PydanticAITranslator`."""

@@ -6,7 +6,11 @@
 (an HTTP error status, a body that is not an event stream, a refused or dropped connection).
 :class:`RemoteAgent` is the run both agents make of it: the request, the translation of what comes back,
 and every failure as the run's ``RunError``; nothing escapes as an exception. :func:`translated` is the same
-for a stream of a protocol's frames already in hand (the sources' ``chat_events``).
+for a stream of a protocol's frames already in hand (the sources' ``<x>_events``).
+
+Reading a frame: :func:`dict_of`, :func:`str_of`, :func:`provider_metadata_of`, :func:`source_of` and
+:func:`citations_of` read the JSON shapes both protocols share (a source, a citation, provider metadata),
+leaving out what is not of the expected type, as the JS clients do.
 
 Framing: AG-UI frames split on a blank line written as ``\\n\\n`` only, and a last frame without its blank line
 still counts (that is what ``@ag-ui/client`` reads), so that dialect is split here; the AI SDK stream is plain
@@ -16,15 +20,28 @@ SSE and is read with ``httpx-sse`` (as ``eventsource-parser`` does for ``useChat
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, aclosing
 from typing import Any, ClassVar, Literal, Protocol
 
 import httpx
 
-from ..events import ChatEvent, RunError, RunInput, RunStarted
+from ..events import ChatEvent, Citation, RunError, RunInput, RunStarted, Source
+from .loop import aiter_of
 
-__all__ = ["RemoteAgent", "RemoteError", "Translator", "post_events", "server_message", "translated"]
+__all__ = [
+    "RemoteAgent",
+    "RemoteError",
+    "Translator",
+    "citations_of",
+    "dict_of",
+    "post_events",
+    "provider_metadata_of",
+    "server_message",
+    "source_of",
+    "str_of",
+    "translated",
+]
 
 _MAX_MESSAGE = 500
 
@@ -261,7 +278,6 @@ class RemoteAgent:
             yield error
 
 
-
 async def translated(
     items: AsyncIterable[Any] | Iterable[Any], translator: Translator, *, stream: str, item: str
 ) -> AsyncIterator[ChatEvent]:
@@ -271,7 +287,7 @@ async def translated(
     message naming ``stream``), and so does an exception raised while iterating ``items`` (``source_error``);
     the events still due are given first. Nothing escapes as an exception; ``items`` is closed.
     """
-    iterator = aiter(items) if isinstance(items, AsyncIterable) else _aiter(items)
+    iterator = aiter(aiter_of(items))
     error: RunError | None = None
     try:
         while not translator.finished:
@@ -299,6 +315,69 @@ async def translated(
             await close()
 
 
-async def _aiter(items: Iterable[Any]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
+# --- reading a frame --------------------------------------------------------------------------------
+
+
+def dict_of(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def str_of(value: Any) -> str | None:
+    """``value`` when it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def provider_metadata_of(data: Mapping[str, Any], key: str = "providerMetadata") -> dict[str, dict[str, Any]] | None:
+    """``data[key]`` when it is provider metadata (an object of objects), else None."""
+    value = data.get(key)
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        return value
+    return None
+
+
+def source_of(
+    data: Mapping[str, Any],
+    id_key: str = "id",
+    *,
+    media_type_with_url: bool = True,
+    metadata_key: str | None = None,
+) -> Source | None:
+    """A ``Source`` of its wire object (``id``, ``url``, ``title``, ``mediaType``, ``filename``), or None
+    without a string id. ``id_key`` names the id (``sourceId`` on an AI SDK source part); with
+    ``media_type_with_url`` False a URL source takes no media type (an AI SDK ``source-url``); with
+    ``metadata_key`` the source keeps the provider metadata found there."""
+    sid = str_of(data.get(id_key))
+    if sid is None:
+        return None
+    return Source(
+        id=sid,
+        url=str_of(data.get("url")),
+        title=str_of(data.get("title")),
+        media_type=str_of(data.get("mediaType")) if media_type_with_url or data.get("url") is None else None,
+        filename=str_of(data.get("filename")),
+        provider_metadata=provider_metadata_of(data, metadata_key) if metadata_key is not None else None,
+    )
+
+
+def citations_of(value: Any, read: Callable[[dict[str, Any]], Source | None] = source_of) -> list[Citation] | None:
+    """The ``citations`` list of a text end (``source``, ``startIndex``, ``endIndex``, ``citedText``), each
+    source read by ``read``; None when there is none. A citation without a readable source is left out."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in value:
+        data = dict_of(item)
+        source = read(dict_of(data.get("source")))
+        if source is None:
+            continue
+        start, end = data.get("startIndex"), data.get("endIndex")
+        out.append(
+            Citation(
+                source=source,
+                start_index=start if isinstance(start, int) and start >= 0 else None,
+                end_index=end if isinstance(end, int) and end >= 0 else None,
+                cited_text=str_of(data.get("citedText")),
+            )
+        )
+    return out or None

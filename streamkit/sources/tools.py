@@ -17,12 +17,14 @@ the model's input before the call::
 A tool fails by raising; the exception's text becomes the tool result's ``error`` (shown to the model and
 the user), never an exception out of the run. ``needs_approval`` makes the agent ask the user first (the
 run pauses with a ``ToolApprovalRequest``; the next request carries the answer).
+
+:func:`function_specs` writes neutral tools as the function specs Chat Completions and Ollama take.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_type_hints, overload
 
@@ -30,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..events import Tool
 
-__all__ = ["ServerTool", "ToolError", "as_server_tools", "run_server_tool", "server_tool"]
+__all__ = ["ServerTool", "ToolError", "as_server_tools", "function_specs", "run_server_tool", "server_tool"]
 
 
 class ToolError(Exception):
@@ -192,3 +194,19 @@ async def run_server_tool(
 
 async def _await(value: Awaitable[Any]) -> Any:
     return await value
+
+
+def function_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:
+    """Neutral tools as function specs (``{"type": "function", "function": {name, description,
+    parameters}}``), the shape Chat Completions and Ollama's ``/api/chat`` both take."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]

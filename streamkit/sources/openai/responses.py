@@ -1,0 +1,756 @@
+"""The OpenAI Responses API as a source (the three parts; the package face is :mod:`streamkit.sources.openai`).
+
+- **input**: :func:`to_openai_responses_messages` (the ``input`` items: reasoning items with their
+  ``encrypted_content``, each call directly followed by its output item, hosted and client-run tools as their
+  own item types) and :func:`to_openai_responses_tools`;
+- **translator**: :class:`OpenAIResponsesTranslator`, dispatching each streaming event by its ``type``
+  (``_HANDLERS``); :func:`openai_responses_events` makes a run of a stream in hand;
+- **agent**: :class:`OpenAIResponsesAgent`, over an ``AsyncOpenAI`` client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...events import (
+    ChatEvent,
+    Citation,
+    FilePart,
+    FinishReason,
+    Message,
+    ReasoningPart,
+    RunError,
+    RunInput,
+    Source,
+    TextPart,
+    Tool,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    ToolResult,
+    ToolResultPart,
+    Usage,
+)
+from ..history import NO_RESULT, provider_text, result_text, steps, tool_results
+from ..loop import StepTranslator, run_tool_loop, translate
+from ..tools import ServerTool, as_server_tools
+from ._common import (
+    PROVIDER,
+    attr,
+    count_of,
+    error_code,
+    error_text,
+    fields_of,
+    import_openai,
+    provider_error,
+    system_text,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = [
+    "OpenAIResponsesAgent",
+    "OpenAIResponsesTranslator",
+    "openai_responses_events",
+    "responses_usage",
+    "to_openai_responses_messages",
+    "to_openai_responses_tools",
+]
+
+
+def responses_usage(usage: Any, model: str | None = None) -> Usage:
+    """A Responses ``usage`` object as :class:`~streamkit.events.Usage`."""
+    details = attr(usage, "output_tokens_details")
+    cached_details = attr(usage, "input_tokens_details")
+    reasoning = count_of(attr(details, "reasoning_tokens")) if details is not None else None
+    cached = count_of(attr(cached_details, "cached_tokens")) if cached_details is not None else None
+    return Usage(
+        input_tokens=count_of(attr(usage, "input_tokens")),
+        output_tokens=count_of(attr(usage, "output_tokens")),
+        total_tokens=count_of(attr(usage, "total_tokens")),
+        reasoning_tokens=reasoning or None,
+        cached_input_tokens=cached or None,
+        model=model or None,
+    )
+
+
+_INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length", "content_filter": "content-filter"}
+
+
+class OpenAIResponsesTranslator(StepTranslator):
+    """Responses API streaming events -> ChatEvents, for one response (pure; see ``StepTranslator``).
+
+    Output text deltas are text (``itemId`` kept as provider metadata); refusal deltas are text too;
+    reasoning summary deltas are reasoning (summary parts joined by a blank line), and the reasoning item's
+    ``encrypted_content`` and id are kept on ``ReasoningEnd`` (provider metadata ``openai.itemId`` /
+    ``openai.reasoningEncryptedContent``, and ``encrypted_value``) for :func:`to_openai_responses_messages` to send
+    back. Function calls are keyed by their item but streamed under their ``call_id``. Tools the provider
+    runs (web search, file search, code interpreter, image generation, MCP, and an unknown ``*_call`` item
+    without a ``call_id``) become provider-executed tool calls under their item id, the item's ``action`` as
+    input and its other fields as the result, with provider metadata ``openai.itemId`` / ``openai.itemType``
+    on the call and the result, so :func:`to_openai_responses_messages` replays the item. Tools the caller runs are
+    ordinary tool calls under their ``call_id``, left to the client (or a server tool of their name): a
+    ``custom_tool_call`` named by its tool, its free-form text input streamed by
+    ``response.custom_tool_call_input.delta`` and kept as text (not parsed as JSON); a ``computer_call``,
+    ``local_shell_call``, ``shell_call``, ``apply_patch_call`` (or an unknown ``*_call`` item with a
+    ``call_id``) named by its kind without ``_call``, its ``action`` (``operation``) as input; provider
+    metadata ``openai.itemId`` / ``openai.itemType`` (and ``inputField`` / ``itemFields``, what the input
+    item needs back) on ``ToolCallStart`` and ``ToolCallEnd``. ``url_citation``/``file_citation``
+    annotations become ``Source``\\ s cited by the text.
+    ``response.completed`` brings usage; ``response.incomplete`` a ``length`` or ``content-filter``
+    finish; ``response.failed`` and ``error`` end the step with a ``RunError`` carrying the message.
+    """
+
+    provider = PROVIDER
+
+    def __init__(self, prefix: str | None = None, taken: set[str] | None = None) -> None:
+        super().__init__(prefix, taken)
+        self.model: str | None = None
+        self.response_id: str | None = None
+        self._sources = 0
+        self._summary_index: dict[str, int] = {}
+        self._hosted: set[str] = set()
+        self._said: dict[Any, list[str]] = {}
+
+    def feed(self, event: Any) -> list[ChatEvent]:
+        """The events for one streaming event (unknown event types are ignored)."""
+        out: list[ChatEvent] = []
+        fields = fields_of(event)
+        kind = fields.get("type")
+        if kind == "response.output_text.delta":  # the common event, without the table's call
+            delta = fields.get("delta")
+            if delta and type(delta) is str:
+                item = fields.get("item_id")
+                said = self._said.get(item)
+                if said is None:
+                    said = self._said[item] = []
+                said.append(delta)
+                self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
+            return out
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, fields, event, out)
+        return out
+
+    # -- events (each handler: the event's fields, the event, the output list) ------------------------
+
+    def _text_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = fields.get("delta")
+        if delta and type(delta) is str:
+            item = fields.get("item_id")
+            said = self._said.get(item)
+            if said is None:
+                said = self._said[item] = []
+            said.append(delta)
+            self.text(delta, out, provider_metadata=None if self.text_open else _item_meta(item))
+
+    def _text_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._restated(fields.get("item_id"), fields.get("text"), out)
+
+    def _refusal_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._restated(fields.get("item_id"), fields.get("refusal"), out)
+
+    def _restated(self, item: Any, whole: Any, out: list[ChatEvent]) -> None:
+        # the whole text restated: stream what the deltas missed (a proxy may drop or coalesce them)
+        so_far = "".join(self._said.get(item, ()))
+        if isinstance(whole, str) and len(whole) > len(so_far) and whole.startswith(so_far):
+            self._said[item] = [whole]
+            self.text(whole[len(so_far) :], out, provider_metadata=_item_meta(item))
+
+    def _args_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = fields.get("delta")
+        item = fields.get("item_id")
+        if isinstance(delta, str) and self.has_call(item):
+            self.call_args(item, delta, out)
+
+    def _reasoning_delta(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        delta = attr(event, "delta")
+        if isinstance(delta, str):
+            self._reason(attr(event, "item_id"), delta, attr(event, "summary_index"), out)
+
+    def _annotation_added(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._annotation(attr(event, "annotation"), out)
+
+    def _output_item_added(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._item_added(attr(event, "item"), out)
+
+    def _output_item_done(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._item_done(attr(event, "item"), out)
+
+    def _created(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        response = attr(event, "response")
+        self.response_id = attr(response, "id") or self.response_id
+        self.model = attr(response, "model") or self.model
+
+    def _completed(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        self._ended(attr(event, "response"))
+        self.finish_reason = "stop"
+
+    def _incomplete(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        response = attr(event, "response")
+        self._ended(response)
+        details = attr(response, "incomplete_details")
+        self.finish_reason = _INCOMPLETE.get(attr(details, "reason") or "", "other")
+
+    def _ended(self, response: Any) -> None:
+        self.model = attr(response, "model") or self.model
+        usage = attr(response, "usage")
+        if usage is not None:
+            self.usage = responses_usage(usage, self.model)
+
+    def _failed(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        error = attr(attr(event, "response"), "error")
+        self.error = RunError(message=error_text(error) if error else "The response failed.", code=error_code(error))
+
+    def _error(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
+        error = attr(event, "error") or event
+        self.error = RunError(message=error_text(error), code=error_code(error))
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _reason(self, item: Any, delta: str, index: Any, out: list[ChatEvent]) -> None:
+        key = item if isinstance(item, str) else ""
+        if isinstance(index, int):
+            last = self._summary_index.get(key)
+            if last is not None and index != last and self.reasoning_open and delta:
+                self.reasoning("\n\n", out)
+            self._summary_index[key] = index
+        self.reasoning(delta, out, provider_metadata=_item_meta(item))
+
+    def _item_added(self, item: Any, out: list[ChatEvent]) -> None:
+        kind = attr(item, "type")
+        item_id = attr(item, "id")
+        if kind == "function_call":
+            call_id = attr(item, "call_id") or item_id
+            self.call(item_id, out, id=call_id, name=attr(item, "name"), provider_metadata=_item_meta(item_id))
+            args = attr(item, "arguments")
+            if isinstance(args, str) and args:
+                self.call_args(item_id, args, out)
+        elif kind == "custom_tool_call":
+            key = item_id or attr(item, "call_id")
+            self.call(key, out, id=attr(item, "call_id"), name=attr(item, "name"), provider_metadata=_custom_meta(item))
+            text = attr(item, "input")
+            if isinstance(text, str) and text:
+                self.call_args(key, text, out)
+        elif kind == "reasoning":
+            self.end_reasoning(out)
+            self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
+        elif kind == "message":
+            self.end_text(out)
+
+    def _item_done(self, item: Any, out: list[ChatEvent]) -> None:
+        kind = attr(item, "type")
+        item_id = attr(item, "id")
+        if kind == "function_call":
+            if not self.has_call(item_id):
+                self._item_added(item, out)
+            args = attr(item, "arguments")
+            self.end_call(item_id, out, arguments=args if isinstance(args, str) else None)
+        elif kind == "reasoning":
+            if not self.reasoning_open:
+                self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
+            encrypted = attr(item, "encrypted_content")
+            meta: dict[str, Any] = {"itemId": item_id}
+            if isinstance(encrypted, str) and encrypted:
+                meta["reasoningEncryptedContent"] = encrypted
+            else:
+                encrypted = None
+            self.end_reasoning(out, provider_metadata={PROVIDER: meta}, encrypted_value=encrypted)
+        elif kind == "message":
+            self.end_text(out, provider_metadata=_item_meta(item_id))
+        elif kind == "custom_tool_call":
+            key = item_id or attr(item, "call_id")
+            if not self.has_call(key):
+                self._item_added(item, out)
+            text = attr(item, "input")
+            self.end_call(
+                key,
+                out,
+                arguments=text if isinstance(text, str) else None,
+                provider_metadata=_custom_meta(item),
+                text_input=True,
+                provider_tool=True,
+            )
+        elif isinstance(kind, str) and kind.endswith("_call"):
+            call_id = attr(item, "call_id")
+            hosted = kind in _HOSTED_ITEMS or not isinstance(call_id, str) or attr(item, "execution") == "server"
+            if not hosted:
+                self._client_call(kind, call_id, item, out)
+            elif isinstance(item_id, str):
+                self._hosted_call(kind, item_id, item, out)
+
+    def _client_call(self, kind: str, call_id: str, item: Any, out: list[ChatEvent]) -> None:
+        """A tool the caller runs (computer, local shell, shell, apply patch...): a pending tool call."""
+        item_id = attr(item, "id")
+        key = ("client", item_id or call_id)
+        if self.has_call(key):
+            return
+        data = item.model_dump(exclude_none=True, by_alias=True) if hasattr(item, "model_dump") else dict(item)
+        for name in ("id", "type", "call_id", "status"):
+            data.pop(name, None)
+        meta: dict[str, Any] = {"itemId": item_id, "itemType": kind} if item_id else {"itemType": kind}
+        field = next((f for f in ("action", "actions", "operation", "arguments") if f in data), None)
+        if field is not None:
+            value = data[field]
+            meta["inputField"] = field
+            keep = _CLIENT_ITEMS.get(kind, ())
+            extra = {k: v for k, v in data.items() if k in keep}
+            if extra:
+                meta["itemFields"] = extra
+        else:
+            value = data
+        metadata = {PROVIDER: meta}
+        self.call(key, out, id=call_id, name=kind[: -len("_call")], provider_metadata=metadata)
+        self.end_call(key, out, arguments=provider_text(value), provider_metadata=metadata, provider_tool=True)
+
+    def _hosted_call(self, kind: str, item_id: str, item: Any, out: list[ChatEvent]) -> None:
+        """A tool the provider ran (web search, file search, code interpreter, ...), with its result."""
+        if item_id in self._hosted or item_id in self.taken:
+            return
+        self.end_reasoning(out)
+        self.end_text(out)
+        self._hosted.add(item_id)
+        self.taken.add(item_id)
+        data = item.model_dump(exclude_none=True) if hasattr(item, "model_dump") else dict(item)
+        data.pop("id", None)
+        data.pop("type", None)
+        action = data.pop("action", None)
+        name = kind[: -len("_call")]
+        meta = {PROVIDER: {"itemId": item_id, "itemType": kind}}
+        value = action if action is not None else {}
+        out.append(ToolCallStart(id=item_id, name=name, provider_executed=True, provider_metadata=meta))
+        out.append(ToolCallEnd(id=item_id, input=value, provider_metadata=meta))
+        out.append(ToolResult(id=item_id, output=data, provider_metadata=meta))
+        self.parts.append(
+            ToolCallPart(id=item_id, name=name, input=value, provider_executed=True, provider_metadata=meta)
+        )
+        self.parts.append(ToolResultPart(id=item_id, name=name, output=data, provider_metadata=meta))
+
+    def _annotation(self, annotation: Any, out: list[ChatEvent]) -> None:
+        kind = attr(annotation, "type")
+        self._sources += 1
+        sid = f"source_{self.prefix}_{self._sources}"
+        if kind == "url_citation":
+            url = attr(annotation, "url")
+            if not isinstance(url, str):
+                return
+            source = Source(id=sid, url=url, title=attr(annotation, "title") or None)
+        elif kind in ("file_citation", "container_file_citation", "file_path"):
+            filename = attr(annotation, "filename") or attr(annotation, "file_id") or "file"
+            meta = {PROVIDER: {"fileId": attr(annotation, "file_id")}}
+            source = Source(
+                id=sid, media_type="application/octet-stream", title=filename, filename=filename, provider_metadata=meta
+            )
+        else:
+            return
+        out.append(source)
+        start, end = count_of(attr(annotation, "start_index")), count_of(attr(annotation, "end_index"))
+        self.cite(Citation(source=source, start_index=start, end_index=end))
+
+    def fail(self, exc: BaseException) -> RunError:
+        """The SDK's exception as a RunError with the provider's message."""
+        return provider_error(exc)
+
+
+_HANDLERS: dict[str, Any] = {
+    "response.output_text.delta": OpenAIResponsesTranslator._text_delta,
+    "response.refusal.delta": OpenAIResponsesTranslator._text_delta,
+    "response.output_text.done": OpenAIResponsesTranslator._text_done,
+    "response.refusal.done": OpenAIResponsesTranslator._refusal_done,
+    "response.function_call_arguments.delta": OpenAIResponsesTranslator._args_delta,
+    "response.custom_tool_call_input.delta": OpenAIResponsesTranslator._args_delta,
+    "response.reasoning_summary_text.delta": OpenAIResponsesTranslator._reasoning_delta,
+    "response.reasoning_text.delta": OpenAIResponsesTranslator._reasoning_delta,
+    "response.output_text.annotation.added": OpenAIResponsesTranslator._annotation_added,
+    "response.output_item.added": OpenAIResponsesTranslator._output_item_added,
+    "response.output_item.done": OpenAIResponsesTranslator._output_item_done,
+    "response.created": OpenAIResponsesTranslator._created,
+    "response.in_progress": OpenAIResponsesTranslator._created,
+    "response.completed": OpenAIResponsesTranslator._completed,
+    "response.incomplete": OpenAIResponsesTranslator._incomplete,
+    "response.failed": OpenAIResponsesTranslator._failed,
+    "error": OpenAIResponsesTranslator._error,
+}
+"""The translator's handler for each streaming event type."""
+
+
+def _rs_id(item_id: Any) -> str | None:
+    """A reasoning item's id, used as its block's id: a client that keeps only message ids and the
+    encrypted value (AG-UI) still brings back what the API needs to take the reasoning again."""
+    return item_id if isinstance(item_id, str) and item_id.startswith("rs_") else None
+
+
+def _custom_meta(item: Any) -> dict[str, dict[str, Any]]:
+    meta: dict[str, Any] = {"itemType": "custom_tool_call"}
+    item_id = attr(item, "id")
+    if isinstance(item_id, str) and item_id:
+        meta["itemId"] = item_id
+    return {PROVIDER: meta}
+
+
+def _item_meta(item_id: Any) -> dict[str, dict[str, Any]] | None:
+    return {PROVIDER: {"itemId": item_id}} if isinstance(item_id, str) and item_id else None
+
+
+def openai_responses_events(
+    events: AsyncIterable[Any] | Iterable[Any], *, prefix: str | None = None
+) -> AsyncGenerator[ChatEvent, None]:
+    """A well-formed run from a Responses API stream (SDK ``ResponseStreamEvent``\\ s or dicts, an async or
+    a sync iterable)."""
+    return translate(events, OpenAIResponsesTranslator(prefix))
+
+
+def _responses_user_content(message: Message) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, FilePart):
+            if part.media_type.startswith("image/") or part.media_type == "image":
+                content.append({"type": "input_image", "image_url": part.url, "detail": "auto"})
+            elif part.url.startswith("data:"):
+                content.append({"type": "input_file", "filename": part.filename or "file", "file_data": part.url})
+            else:
+                content.append({"type": "input_file", "file_url": part.url})
+    return content
+
+
+def to_openai_responses_messages(run: RunInput) -> list[dict[str, Any]]:
+    """The Responses ``input`` items for ``run``'s history, in causal order.
+
+    User messages become ``input_text``/``input_image``/``input_file`` content; assistant text becomes an
+    assistant message; reasoning that carries its OpenAI item id comes back as a ``reasoning`` item with its
+    summary and ``encrypted_content`` (needed with ``store=False``); each tool call is a ``function_call``
+    item directly followed by its ``function_call_output``. The system prompt goes in ``instructions``.
+
+    A tool OpenAI ran itself (a provider-executed call) is replayed as the output item it came as, with
+    the fields the API requires: ``web_search_call`` (``id``, ``status``, ``action``), ``file_search_call``
+    (``queries``, ``results``), ``code_interpreter_call`` (``code``, ``container_id``, ``outputs``),
+    ``image_generation_call`` (``result``), ``mcp_call`` (``name``, ``arguments``, ``server_label``,
+    ``output``/``error``), each a member of the API's input items, sent in full so that ``store=False``
+    needs no stored item (the API takes a ``web_search_call`` back so). Other hosted items, a search
+    without its ``action``, a call whose result was never recorded and one without its OpenAI item id
+    (another provider's) are left out.
+
+    A call the client ran (a custom tool, computer, shell or patch call, known by its provider metadata
+    ``openai.itemType``) goes back as its own item type followed by its ``*_output`` item, or as a
+    ``function_call`` pair when the result cannot take the required shape (see :func:`_client_pair`).
+    """
+    out: list[dict[str, Any]] = []
+    results = tool_results(run.messages)
+    sent: set[str] = set()
+    for message in run.messages:
+        if message.role in ("system", "developer"):
+            out.append({"role": message.role, "content": message.text})
+        elif message.role == "user":
+            out.append({"role": "user", "content": _responses_user_content(message)})
+        elif message.role == "tool":
+            for part in message.parts:
+                if isinstance(part, ToolResultPart) and part.id not in sent:
+                    sent.add(part.id)
+                    out.append({"type": "function_call_output", "call_id": part.id, "output": result_text(part)})
+        else:
+            for step in steps(message):
+                _responses_step(step, results, sent, out, message.id)
+    return out
+
+
+def _responses_step(
+    step: list[Any],
+    results: Mapping[str, ToolResultPart],
+    sent: set[str],
+    out: list[dict[str, Any]],
+    message_id: str = "",
+) -> None:
+    calls: list[ToolCallPart] = []
+    for part in step:
+        if isinstance(part, ReasoningPart):
+            item = _reasoning_item(part, message_id)
+            if item is not None:
+                out.append(item)
+        elif isinstance(part, TextPart):
+            if part.text:
+                out.append({"role": "assistant", "content": part.text})
+        elif isinstance(part, ToolCallPart) and part.provider_executed:
+            item = _hosted_item(part, results.get(part.id))
+            if item is not None:
+                out.append(item)
+        elif isinstance(part, ToolCallPart):
+            calls.append(part)
+            pair = _client_pair(part, results.get(part.id))
+            arguments = provider_text(part.input)
+            function = {"type": "function_call", "call_id": part.id, "name": part.name, "arguments": arguments}
+            out.append(pair[0] if pair is not None else function)
+    for call in calls:
+        if call.id in sent:
+            continue
+        sent.add(call.id)
+        result = results.get(call.id)
+        pair = _client_pair(call, result)
+        if pair is not None:
+            out.append(pair[1])
+            continue
+        output = result_text(result) if result is not None else NO_RESULT
+        out.append({"type": "function_call_output", "call_id": call.id, "output": output})
+
+
+_CLIENT_ITEMS: dict[str, tuple[str, ...]] = {
+    "computer_call": ("pending_safety_checks",),
+    "local_shell_call": (),
+    "shell_call": ("environment", "caller"),
+    "apply_patch_call": ("caller",),
+}
+"""The output items of tools the caller runs (answered by an ``*_output`` input item), with the fields
+besides the input that their input item takes back (kept as provider metadata ``openai.itemFields``)."""
+
+
+def _client_pair(call: ToolCallPart, result: ToolResultPart | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A call of a tool the caller runs, with its answer, as the API's own item types: ``custom_tool_call``
+    + ``custom_tool_call_output``, ``computer_call`` + ``computer_call_output``, ``local_shell_call`` +
+    ``local_shell_call_output``, ``shell_call`` + ``shell_call_output``, ``apply_patch_call`` +
+    ``apply_patch_call_output``. None when the call is an ordinary function call, or when the answer cannot
+    take the shape its output item requires (then the pair goes as ``function_call`` +
+    ``function_call_output``): a computer call answered by anything but a screenshot (a ``data:``/``http``
+    image URL, or an object with ``image_url`` or ``file_id``), a shell call answered by anything but its
+    output entries (``stdout``, ``stderr``, ``outcome``; one object or a list), a computer, shell or local
+    shell call without a result or without its OpenAI item id where the item requires it."""
+    meta = (call.provider_metadata or {}).get(PROVIDER) or {}
+    kind = meta.get("itemType")
+    if kind == "custom_tool_call":
+        text = call.input if isinstance(call.input, str) else provider_text(call.input)
+        output = result_text(result) if result is not None else NO_RESULT
+        return (
+            {"type": kind, "call_id": call.id, "name": call.name, "input": text},
+            {"type": "custom_tool_call_output", "call_id": call.id, "output": output},
+        )
+    if kind not in _CLIENT_ITEMS:
+        return None
+    item_id = meta.get("itemId")
+    field = meta.get("inputField")
+    fields = meta.get("itemFields") or {}
+    item: dict[str, Any] = {"type": kind, "call_id": call.id}
+    if isinstance(item_id, str) and item_id:
+        item["id"] = item_id
+    elif kind in ("computer_call", "local_shell_call"):
+        return None  # their input items require the item id
+    if isinstance(field, str):
+        item[field] = call.input
+    elif isinstance(call.input, dict):
+        item.update(call.input)
+    item.update({k: v for k, v in fields.items() if k in _CLIENT_ITEMS[kind]})
+    item["status"] = "completed"
+    answer: dict[str, Any]
+    if kind == "apply_patch_call":
+        failed = result is None or result.error is not None or result.denied
+        answer = {"type": "apply_patch_call_output", "call_id": call.id, "status": "failed" if failed else "completed"}
+        answer["output"] = result_text(result) if result is not None else NO_RESULT
+        return item, answer
+    if result is None:
+        return None
+    if kind == "local_shell_call":
+        # the SDK's input type names the call by ``id`` (the model's call id), not ``call_id``
+        return item, {"type": "local_shell_call_output", "id": call.id, "output": result_text(result)}
+    if result.error is not None or result.denied:
+        return None
+    value = _json_value(result.output)
+    if kind == "computer_call":
+        item.setdefault("pending_safety_checks", [])
+        screenshot = _screenshot(value)
+        if screenshot is None:
+            return None
+        answer = {"type": "computer_call_output", "call_id": call.id, "output": screenshot}
+        if isinstance(value, dict) and isinstance(value.get("acknowledged_safety_checks"), list):
+            answer["acknowledged_safety_checks"] = value["acknowledged_safety_checks"]
+        return item, answer
+    entries = _shell_entries(value)
+    if entries is None:
+        return None
+    return item, {"type": "shell_call_output", "call_id": call.id, "output": entries}
+
+
+def _json_value(output: Any) -> Any:
+    """A tool result's output, with JSON text (how AG-UI keeps results) parsed."""
+    if isinstance(output, str) and output[:1] in ("{", "["):
+        try:
+            return json.loads(output)
+        except ValueError:
+            return output
+    return output
+
+
+def _screenshot(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str) and value.startswith(("data:image/", "https://", "http://")):
+        return {"type": "computer_screenshot", "image_url": value}
+    if isinstance(value, dict):
+        shot = {k: value[k] for k in ("image_url", "file_id") if isinstance(value.get(k), str) and value[k]}
+        if shot:
+            return {"type": "computer_screenshot", **shot}
+    return None
+
+
+def _shell_entries(value: Any) -> list[dict[str, Any]] | None:
+    entries = value if isinstance(value, list) else [value]
+    for entry in entries:
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("stdout"), str)
+            and isinstance(entry.get("stderr"), str)
+            and isinstance(entry.get("outcome"), dict)
+        ):
+            return None
+    return [{"stdout": e["stdout"], "stderr": e["stderr"], "outcome": e["outcome"]} for e in entries]
+
+
+_HOSTED_ITEMS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"}
+)
+"""The output items of tools OpenAI runs itself that the API takes back as input items as they are."""
+
+
+_NULLABLE: dict[str, tuple[str, ...]] = {
+    "code_interpreter_call": ("code", "outputs"),
+    "image_generation_call": ("result",),
+}
+"""Fields an item type requires even when null (the SDK's objects leave nulls out)."""
+
+
+def _hosted_item(call: ToolCallPart, result: ToolResultPart | None) -> dict[str, Any] | None:
+    """A tool OpenAI ran itself, as the output item it came as (``{"type": "web_search_call", "id",
+    "status", "action"}``...), rebuilt from the call (its ``action``) and its result (the item's other
+    fields); None for an item the API cannot take back (see :func:`to_openai_responses_messages`)."""
+    meta = (call.provider_metadata or {}).get(PROVIDER) or {}
+    kind = meta.get("itemType") or f"{call.name}_call"
+    item_id = meta.get("itemId")  # none: a tool another provider ran
+    if kind not in _HOSTED_ITEMS or not isinstance(item_id, str) or result is None or result.error is not None:
+        return None
+    output = result.output
+    if isinstance(output, str):  # AG-UI keeps a tool result as JSON text
+        try:
+            output = json.loads(output)
+        except ValueError:
+            return None
+    if not isinstance(output, dict):
+        return None
+    item: dict[str, Any] = {"type": kind, "id": item_id, **output}
+    if call.input not in (None, {}):
+        item["action"] = call.input
+    elif kind == "web_search_call":
+        return None  # the API's web_search_call input item requires its action
+    for key in _NULLABLE.get(kind, ()):
+        item.setdefault(key, None)
+    if kind != "mcp_call":
+        item.setdefault("status", "completed")
+    return item
+
+
+def _reasoning_item(part: ReasoningPart, message_id: str = "") -> dict[str, Any] | None:
+    meta = (part.provider_metadata or {}).get(PROVIDER) or {}
+    item_id = meta.get("itemId") or _rs_id(message_id)  # AG-UI keeps the block's id as the message's
+    if not isinstance(item_id, str) or not item_id:
+        return None  # reasoning from elsewhere: the API takes reasoning items only by their id
+    item: dict[str, Any] = {
+        "type": "reasoning",
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
+    }
+    encrypted = meta.get("reasoningEncryptedContent") or part.encrypted_value
+    if isinstance(encrypted, str) and encrypted:
+        item["encrypted_content"] = encrypted
+    return item
+
+
+def to_openai_responses_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """Responses ``tools`` (function tools) for neutral tools."""
+    return [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters or {"type": "object", "properties": {}},
+            "strict": False,
+        }
+        for t in tools
+    ]
+
+
+class _ResponsesSteps:
+    """The Responses API provider for the tool loop."""
+
+    def __init__(self, agent: OpenAIResponsesAgent, run: RunInput) -> None:
+        self.agent = agent
+        self.instructions = system_text(run, agent.system_prompt)
+
+    def messages(self, run: RunInput) -> list[dict[str, Any]]:
+        return to_openai_responses_messages(run)
+
+    def translator(self, prefix: str, taken: set[str]) -> StepTranslator:
+        return OpenAIResponsesTranslator(prefix, taken)
+
+    def step(self, messages: list[dict[str, Any]], tools: Sequence[Tool]) -> AsyncIterable[Any]:
+        return self.agent._stream(messages, tools, self.instructions)
+
+    def append(self, messages: list[dict[str, Any]], turn: Sequence[Message]) -> None:
+        messages.extend(to_openai_responses_messages(RunInput(thread_id="", run_id="", messages=list(turn))))
+
+
+class OpenAIResponsesAgent:
+    """An agent core over the Responses API with an ``AsyncOpenAI`` client (stateless: each request sends
+    the whole history; ``store`` defaults to False and reasoning's ``encrypted_content`` is asked for and
+    sent back, so reasoning models keep their reasoning across tool calls).
+
+    ``tools`` are server tools, run by the shared tool loop; the client's frontend tools are offered too and
+    their calls left pending. ``options`` are merged into every request (``reasoning``, ``temperature``...).
+    """
+
+    def __init__(
+        self,
+        client: AsyncOpenAI | None = None,
+        *,
+        model: str,
+        tools: Sequence[Any] = (),
+        system_prompt: str | None = None,
+        max_steps: int = 8,
+        store: bool = False,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.client = client if client is not None else import_openai().AsyncOpenAI()
+        self.model = model
+        self.tools: list[ServerTool] = as_server_tools(tools)
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+        self.store = store
+        self.options = dict(options or {})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
+
+    def request_body(
+        self, items: list[dict[str, Any]], tools: Sequence[Tool] = (), instructions: str | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments of one streaming ``responses.create`` call."""
+        body: dict[str, Any] = {"model": self.model, "input": items, "stream": True, "store": self.store}
+        if not self.store:
+            body["include"] = ["reasoning.encrypted_content"]
+        if instructions:
+            body["instructions"] = instructions
+        if tools:
+            body["tools"] = to_openai_responses_tools(tools)
+        body.update(self.options)
+        return body
+
+    def __call__(self, run: RunInput) -> AsyncGenerator[ChatEvent, None]:
+        """Stream one run: model calls and tool calls until the model stops (at most ``max_steps``)."""
+        return run_tool_loop(run, _ResponsesSteps(self, run), self.tools, max_steps=self.max_steps)
+
+    async def _stream(
+        self, items: list[dict[str, Any]], tools: Sequence[Tool], instructions: str | None
+    ) -> AsyncGenerator[Any, None]:
+        stream = await self.client.responses.create(**self.request_body(items, tools, instructions))
+        async with stream:
+            async for event in stream:
+                yield event
