@@ -124,7 +124,7 @@ async def with_plan(events: AsyncIterable[ChatEvent], prompt: str) -> AsyncGener
     step: str | None = None
     calls: list[str] = []
     waiting = False
-    async with aclosing(aiter_of(events)) as stream:
+    async with aclosing(_closable(events)) as stream:
         async for event in stream:
             if isinstance(event, RunFinished):
                 if step is not None:
@@ -166,7 +166,7 @@ async def with_plan(events: AsyncIterable[ChatEvent], prompt: str) -> AsyncGener
                 step = None
 
 
-async def aiter_of(events: AsyncIterable[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
+async def _closable(events: AsyncIterable[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
     """``events`` as an async generator (closing it closes ``events`` when it can be closed)."""
     iterator = aiter(events)
     try:
