@@ -71,11 +71,11 @@ agent = OpenAIChatAgent(
     max_steps=6,
 )
 limits = Limits(max_body_bytes=1024 * 1024, max_messages=200)
-common = StreamOptions(limits=limits, authorize=authorize, on_error=on_error)
+options = StreamOptions(limits=limits, authorize=authorize, on_error=on_error)
 
 app = FastAPI(title="streamkit example")
-app.router.routes.extend(aisdk.routes(agent, path="/api/chat", options=common))
-app.router.routes.extend(agui.routes(agent, path="/api/agui", options=common))
+app.router.routes.extend(aisdk.routes(agent, path="/api/chat", options=options))
+app.router.routes.extend(agui.routes(agent, path="/api/agui", options=options))
 app.add_middleware(
     CORSMiddleware,
     allow_origins=ORIGINS,

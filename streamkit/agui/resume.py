@@ -217,7 +217,7 @@ def reattach_routes(
     def replay(info: RunInfo, thread: str) -> AsyncIterator[bytes]:
         meta = info.meta
         return reattach(
-            resumable.store.read(info.run, dead=DEAD),
+            resumable.store.read(info.run, dead=resume.dead),
             upto=info.seq,
             thread_id=meta.get("threadId", thread),
             run_id=meta.get("runId", info.run),

@@ -15,8 +15,8 @@ optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/c
   writes them through the shared SSE writer;
 * :class:`AgentRequest` (:mod:`~streamkit.dsh.request`) models the body, :func:`to_run_input` makes it a
   ``RunInput`` (the agent id as the thread);
-* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints; :class:`Sessions` keeps each agent
-  id's conversation and its run in progress;
+* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints (and the stream's resume when runs
+  are resumable); :class:`Sessions` keeps each agent id's conversation and its run in progress;
 * :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages.
 """
 
