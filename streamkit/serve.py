@@ -6,16 +6,18 @@ events through the mapper (:func:`~streamkit.frames.encode_frames`: error maskin
 either a resumable run (:class:`~streamkit.resumable.Resumable`), a run detached from its request
 (:func:`~streamkit.detach.detach`) or a run bound to it, and the protocol's response (heartbeats, send
 timeout, the shutdown frames). The options common to every protocol travel as one :class:`StreamOptions`.
+:func:`serve_run` is its two stages, :func:`run_frames` then :func:`serve_frames`; a protocol that must see the
+frames between them (the dialect tells its sessions how each run ended) calls the two itself.
 
 With a resumable run, :func:`resume_endpoint` answers a reconnect with the stored stream (from an SSE
-``Last-Event-ID``) and :func:`cancel_endpoint` stops the run from any worker; each protocol decides their URLs.
+``Last-Event-ID``) and :func:`cancel_endpoint` stops the run from any worker; each protocol decides at which URLs.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -135,7 +137,7 @@ async def serve_frames(
     trailer: bytes = b"",
     resume: ResumeScope | None = None,
     chat: str = "",
-    principal: object = None,
+    principal: Any = None,
     meta: Mapping[str, str] | None = None,
 ) -> Response:
     """The response delivering a run's ``frames`` (encoded by ``mapper``, ending with ``trailer``).
