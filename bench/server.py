@@ -46,6 +46,7 @@ from streamkit.events import (
     TextEnd,
     TextStart,
 )
+from streamkit.serve import StreamOptions
 
 from .workload import Workload, agent_events, chat_events, workload
 
@@ -165,10 +166,10 @@ def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starl
         yield
 
     routes: list[BaseRoute] = [
-        *aisdk.routes(w_agent, path="/aisdk", heartbeat=15.0),
-        *agui.routes(w_agent, path="/agui", heartbeat=15.0),
-        *aisdk.routes(paced_agent, path="/paced", heartbeat=15.0),
-        *agui.routes(state_agent, path="/state", heartbeat=15.0),
+        *aisdk.routes(w_agent, path="/aisdk", options=StreamOptions(heartbeat=15.0)),
+        *agui.routes(w_agent, path="/agui", options=StreamOptions(heartbeat=15.0)),
+        *aisdk.routes(paced_agent, path="/paced", options=StreamOptions(heartbeat=15.0)),
+        *agui.routes(state_agent, path="/state", options=StreamOptions(heartbeat=15.0)),
         Route("/aisdk/per-frame", per_frame, methods=["POST"]),
         Route("/plain/{protocol}", plain_stream, methods=["GET"]),
         Route("/paced-plain", paced_plain, methods=["POST"]),

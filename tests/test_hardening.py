@@ -35,6 +35,7 @@ from streamkit.events import (
     last_user_text,
 )
 from streamkit.http import Limits, Unauthorized
+from streamkit.serve import StreamOptions
 
 AISDK_BODY: dict[str, Any] = {
     "id": "chat-1",
@@ -65,8 +66,8 @@ async def echo_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
 def make_app(agent: Any = echo_agent, **options: Any) -> Starlette:
     return Starlette(
         routes=[
-            *aisdk.routes(agent, path="/api/chat", **options),
-            *agui.routes(agent, path="/api/agui", **options),
+            *aisdk.routes(agent, path="/api/chat", options=StreamOptions(**options)),
+            *agui.routes(agent, path="/api/agui", options=StreamOptions(**options)),
         ]
     )
 

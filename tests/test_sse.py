@@ -25,6 +25,7 @@ from conftest import JsOracle, LiveServer
 from streamkit.detach import detach, detached_runs
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
 from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, encode_frames, frame
+from streamkit.serve import StreamOptions
 from streamkit.sse import EventStreamResponse
 from streamkit.stringify import dumps, js_value
 
@@ -427,10 +428,10 @@ def test_a_stalled_reader_is_one_warning_line_and_the_agent_is_closed(
             closed.set()
 
     if protocol == "aisdk":
-        path, routes = "/api/chat", aisdk.routes(agent, send_timeout=0.5)
+        path, routes = "/api/chat", aisdk.routes(agent, options=StreamOptions(send_timeout=0.5))
         body = {"id": "chat-1", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
     else:
-        path, routes = "/api/agui", agui.routes(agent, send_timeout=0.5)
+        path, routes = "/api/agui", agui.routes(agent, options=StreamOptions(send_timeout=0.5))
         body = {"threadId": "th", "runId": "run-7", "messages": [], "state": {}, "tools": [], "context": []}
     # log_config=None: uvicorn's own lines reach the root logger, where caplog sees them
     server: LiveServer = live_server(Starlette(routes=routes), log_config=None)

@@ -22,7 +22,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 
-from streamkit import agui, aisdk
+from streamkit import StreamOptions, agui, aisdk
 from streamkit.http import Limits, Unauthorized
 from streamkit.sources.openai import OpenAIChatAgent
 from streamkit.sources.tools import server_tool
@@ -71,11 +71,11 @@ agent = OpenAIChatAgent(
     max_steps=6,
 )
 limits = Limits(max_body_bytes=1024 * 1024, max_messages=200)
-common = {"limits": limits, "authorize": authorize, "on_error": on_error}
+options = StreamOptions(limits=limits, authorize=authorize, on_error=on_error)
 
 app = FastAPI(title="streamkit example")
-app.router.routes.extend(aisdk.routes(agent, path="/api/chat", **common))
-app.router.routes.extend(agui.routes(agent, path="/api/agui", **common))
+app.router.routes.extend(aisdk.routes(agent, path="/api/chat", options=options))
+app.router.routes.extend(agui.routes(agent, path="/api/agui", options=options))
 app.add_middleware(
     CORSMiddleware,
     allow_origins=ORIGINS,

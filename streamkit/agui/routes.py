@@ -1,42 +1,79 @@
-"""ASGI routes for AG-UI: POST a ``RunAgentInput``, get the run back as ``text/event-stream``.
+"""The AG-UI edge: :func:`encode`, :class:`AGUIResponse` and the :func:`routes` to mount (POST a
+``RunAgentInput``, get the run back as ``text/event-stream``).
 
 ``routes(agent)`` returns Starlette routes to mount in a Starlette or FastAPI app::
 
     app = Starlette(routes=agui.routes(agent, path="/api/agui"))
     # FastAPI: app.router.routes.extend(agui.routes(agent))
+    # the options every protocol shares: agui.routes(agent, options=StreamOptions(authorize=..., strict=True))
 
 The endpoint runs the ``authorize`` hook, reads the body within ``limits``, validates it (a JSON 4xx naming the
-field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput`, calls the agent and streams
-its events through an :class:`~streamkit.agui.mapping.AGUIMapper` whose initial state is the request's
-``state``. An exception in the agent, or an event heavier than ``limits.max_frame_bytes``, ends the stream with
-``RUN_ERROR`` (a generic message unless ``expose_errors``; ``on_error`` sees the exception); so does a server
-shutdown in the middle of a run (code ``shutdown``).
+field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput` and hands the run and its
+:class:`~streamkit.agui.mapping.AGUIMapper` (whose initial state is the request's ``state``) to
+:func:`~streamkit.serve.serve_run`. An exception in the agent, or an event heavier than
+``limits.max_frame_bytes``, ends the stream with ``RUN_ERROR`` (a generic message unless ``expose_errors``;
+``on_error`` sees the exception); so does a server shutdown in the middle of a run (code ``shutdown``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..detach import detach
-from ..events import Agent
-from ..events.logs import bind_run
-from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
-from ..http import Authorize, HTTPError, Limits, parse_request
-from ..resumable import Resumable, as_resumable
+from ..events import Agent, ChatEvent, RunInput
+from ..frames import ErrorHook, encode_frames
+from ..http import HTTPError, parse_request
+from ..serve import StreamOptions, serve_run
 from ..sse import EventStreamResponse
-from ..store import StreamStore
-from .mapping import AGUIMapper
-from .reattach import reattach_routes, start_resumable
+from .mapping import PROTOCOL_VERSION, AGUIMapper
 from .request import RunAgentInput, parse_run_agent_input, pending_tool_calls, to_run_input
+from .resume import reattach_routes, resume_scope, run_meta
 
-__all__ = ["MEDIA_TYPE", "AGUIResponse", "mapper_for", "routes"]
+__all__ = ["MEDIA_TYPE", "AGUIResponse", "encode", "mapper_for", "routes"]
 
 MEDIA_TYPE = "text/event-stream"
 """The response content type, exactly (the AG-UI client picks its parser by string equality)."""
+
+
+def encode(
+    events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
+    *,
+    thread_id: str,
+    run_id: str,
+    state: Any = None,
+    strict: bool = False,
+    expose_errors: bool = False,
+    on_error: ErrorHook | None = None,
+    snapshot_when_larger: bool = True,
+    known_tool_calls: Iterable[str] = (),
+    known_approvals: Iterable[str] = (),
+    reserved_ids: Iterable[str] = (),
+    parent_run_id: str | None = None,
+    protocol_version: str | None = PROTOCOL_VERSION,
+) -> AsyncIterator[bytes]:
+    """AG-UI SSE bytes for ``events``: ``data: <event JSON>\\n\\n`` frames, ``RUN_STARTED`` first, one terminal.
+
+    ``state`` is the state the client holds (the request's); the other options are :class:`AGUIMapper`'s.
+    An exception raised by ``events`` ends the stream with ``RUN_ERROR`` (a generic message unless
+    ``expose_errors``; ``on_error`` sees the exception).
+    """
+    mapper = AGUIMapper(
+        thread_id=thread_id,
+        run_id=run_id,
+        state=state,
+        strict=strict,
+        snapshot_when_larger=snapshot_when_larger,
+        known_tool_calls=known_tool_calls,
+        known_approvals=known_approvals,
+        reserved_ids=reserved_ids,
+        parent_run_id=parent_run_id,
+        protocol_version=protocol_version,
+    )
+    return encode_frames(events, mapper, expose_errors=expose_errors, on_error=on_error)
 
 
 class AGUIResponse(EventStreamResponse):
@@ -60,8 +97,11 @@ class AGUIResponse(EventStreamResponse):
         self.headers["content-type"] = MEDIA_TYPE
 
 
-def mapper_for(body: RunAgentInput, *, strict: bool = False) -> AGUIMapper:
-    """The mapper for a request: its ids and state, its history's ids and pending tool calls, its resumes."""
+def mapper_for(body: RunAgentInput, run: RunInput, *, strict: bool = False) -> AGUIMapper:
+    """The mapper for a request: its ids and state, its history's ids and pending tool calls, its resumes.
+
+    Everything it needs is in ``body``; ``run`` is its :class:`~streamkit.events.RunInput`, as for every protocol.
+    """
     return AGUIMapper(
         thread_id=body.thread_id,
         run_id=body.run_id,
@@ -75,61 +115,28 @@ def mapper_for(body: RunAgentInput, *, strict: bool = False) -> AGUIMapper:
     )
 
 
-def routes(
-    agent: Agent,
-    *,
-    path: str = "/api/agui",
-    limits: Limits = Limits(),
-    authorize: Authorize | None = None,
-    expose_errors: bool = False,
-    on_error: ErrorHook | None = None,
-    heartbeat: float = 15.0,
-    send_timeout: float | None = 30.0,
-    strict: bool = False,
-    resumable: Resumable | StreamStore | None = None,
-    detach_runs: bool = False,
-    max_buffer_bytes: int = 1024 * 1024,
-) -> list[BaseRoute]:
+def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = StreamOptions()) -> list[BaseRoute]:
     """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``.
 
-    With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a stream store), runs outlive their
-    request and ``{path}/reattach`` and ``{path}/cancel`` join it (see :mod:`streamkit.agui.reattach`).
-    Without it, a client that goes away cancels the run, unless ``detach_runs``: then the run goes on to
-    completion with at most ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.detach.detach`).
+    ``options`` are the :class:`~streamkit.serve.StreamOptions` of every protocol (limits, ``authorize``, error
+    masking, heartbeats, ``strict``, resumable or detached runs). With ``options.resumable``, runs outlive their
+    request and ``{path}/reattach`` and ``{path}/cancel`` join it (see :mod:`streamkit.agui.resume`).
     """
-    keeper = as_resumable(resumable)
-
-    def respond(frames: AsyncIterable[bytes]) -> Response:
-        return AGUIResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
+    resume = resume_scope(options, path=path)
 
     async def endpoint(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, limits, authorize, parse_run_agent_input)
+            principal, body = await parse_request(request, options.limits, options.authorize, parse_run_agent_input)
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal)
-        bind_run(run.run_id)  # log lines from here on name the run
-        mapper = mapper_for(body, strict=strict)
-        frames = encode_frames(
-            start_agent(agent, run),
-            mapper,
-            expose_errors=expose_errors,
-            on_error=on_error,
-            max_frame_bytes=limits.max_frame_bytes,
-        )
-        if keeper is not None:
-            try:
-                frames = await start_resumable(keeper, frames, mapper, path=path, body=body, principal=principal)
-            except HTTPError as exc:  # the stream store is unreachable: 503
-                return exc.response()
-            return respond(frames)
-        if detach_runs:
-            frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
-        return AGUIResponse(
-            frames, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=lambda: shutdown_frames(mapper)
+        mapper = mapper_for(body, run, strict=options.strict)
+        meta = run_meta(body) if resume is not None else None
+        return await serve_run(
+            agent, run, mapper, options=options, response=AGUIResponse, resume=resume, chat=body.thread_id, meta=meta
         )
 
     endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]
-    if keeper is not None:
-        endpoints += reattach_routes(keeper, path=path, authorize=authorize, limits=limits, response=respond)
+    if resume is not None:
+        endpoints += reattach_routes(resume, path=path, options=options, response=AGUIResponse)
     return endpoints

@@ -5,11 +5,12 @@ its resume ``GET {path}/{chatId}/stream`` with ``204`` (no stream to resume)::
 
     app = Starlette(routes=aisdk.routes(agent, path="/api/chat"))
     # FastAPI: app.router.routes.extend(aisdk.routes(agent))
+    # the options every protocol shares: aisdk.routes(agent, options=StreamOptions(authorize=..., strict=True))
 
 The endpoint runs the ``authorize`` hook, reads the body within ``limits``, validates it (a JSON 4xx naming
-the field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput`, calls the agent and
-streams its events through an :class:`~streamkit.aisdk.AISDKMapper`. An exception in the agent ends the
-stream with one ``error`` chunk (a generic text unless ``expose_errors``; ``on_error`` sees the exception).
+the field otherwise, never a 500), converts it to a :class:`~streamkit.events.RunInput` and hands the run and
+its :class:`~streamkit.aisdk.AISDKMapper` to :func:`~streamkit.serve.serve_run`. An exception in the agent ends
+the stream with one ``error`` chunk (a generic text unless ``expose_errors``; ``on_error`` sees the exception).
 """
 
 from __future__ import annotations
@@ -21,17 +22,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..detach import detach
 from ..events import Agent, ChatEvent, RunInput
-from ..events.logs import bind_run, run_logger
-from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
-from ..http import Authorize, HTTPError, Limits, authorize_request, parse_request
-from ..resumable import Resumable, as_resumable
+from ..events.logs import run_logger
+from ..frames import ErrorHook, encode_frames
+from ..http import HTTPError, authorize_request, parse_request
+from ..serve import StreamOptions, serve_run
 from ..sse import EventStreamResponse
-from ..store import StreamStore
 from .mapping import SUPPORTED_VERSIONS, AISDKMapper
 from .request import ChatRequest, answered_interrupts, continued_message, known_ids, parse_chat_request, to_run_input
-from .resume import resume_routes, start_resumable
+from .resume import resume_routes, resume_scope
 
 __all__ = [
     "DONE",
@@ -118,14 +117,14 @@ class UIMessageStreamResponse(EventStreamResponse):
         self.headers["content-type"] = merged["content-type"]
 
 
-def mapper_for(request: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
+def mapper_for(body: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
     """The mapper for a request: the continued message's id, tool calls and approvals, the client's state.
 
     The interrupts the request answers (``resume``) count as known approvals, as on AG-UI: the agent may
     report the answer to one of them (a ``ToolApprovalResponse``) in this run. When the run continues the
     message that holds their ``data-interrupt`` parts, those parts are restated with the answer's ``status``.
     """
-    continued = continued_message(request)
+    continued = continued_message(body)
     tool_ids, approval_ids = known_ids(continued)
     return AISDKMapper(
         sdk_version=sdk_version,
@@ -144,80 +143,48 @@ def routes(
     *,
     path: str = "/api/chat",
     sdk_version: int = 7,
-    limits: Limits = Limits(),
-    authorize: Authorize | None = None,
-    expose_errors: bool = False,
-    on_error: ErrorHook | None = None,
-    heartbeat: float = 15.0,
-    send_timeout: float | None = 30.0,
     allow_system_messages: bool = False,
-    strict: bool = False,
-    resumable: Resumable | StreamStore | None = None,
-    detach_runs: bool = False,
-    max_buffer_bytes: int = 1024 * 1024,
+    options: StreamOptions = StreamOptions(),
 ) -> list[BaseRoute]:
     """Starlette routes serving ``agent`` to ``useChat``: ``POST {path}`` and ``GET {path}/{chatId}/stream``.
 
-    ``sdk_version`` is the major of the ``ai`` package in the browser. ``authorize(request)`` returns the
-    principal handed to the agent as ``RunInput.principal`` (or raises to refuse with 401/403). System
-    messages sent by the client are dropped unless ``allow_system_messages``. See :func:`encode` for
-    ``expose_errors``, ``on_error`` and ``strict``; :class:`~streamkit.sse.EventStreamResponse` for
-    ``heartbeat`` and ``send_timeout``. With ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a
-    stream store), runs outlive their request, the GET resumes them and ``DELETE {path}/{chatId}/stream``
-    cancels them (see :mod:`streamkit.aisdk.resume`). Without it, a client that goes away cancels the run,
-    unless ``detach_runs``: then the run goes on to completion with at most ``max_buffer_bytes`` of unread
-    frames kept (see :func:`~streamkit.detach.detach`).
+    ``sdk_version`` is the major of the ``ai`` package in the browser. System messages sent by the client are
+    dropped unless ``allow_system_messages``. ``options`` are the :class:`~streamkit.serve.StreamOptions` of
+    every protocol (limits, ``authorize``, error masking, heartbeats, ``strict``, resumable or detached runs).
+    With ``options.resumable``, runs outlive their request, the GET resumes them and ``DELETE
+    {path}/{chatId}/stream`` cancels them (see :mod:`streamkit.aisdk.resume`); without it the GET answers
+    ``204`` (no stream to resume).
     """
     if sdk_version not in SUPPORTED_VERSIONS:
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
-    keeper = as_resumable(resumable)
-
-    def respond(frames: AsyncIterable[bytes]) -> Response:
-        return UIMessageStreamResponse(frames, heartbeat=heartbeat, send_timeout=send_timeout)
+    resume = resume_scope(options, path=path)
 
     async def chat(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, limits, authorize, parse_chat_request)
+            principal, body = await parse_request(request, options.limits, options.authorize, parse_chat_request)
         except HTTPError as exc:
             return exc.response()
         run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
-        bind_run(run.run_id)  # log lines from here on name the run
-        mapper = mapper_for(body, run, sdk_version=sdk_version, strict=strict)
-        frames = encode_frames(
-            start_agent(agent, run),
+        mapper = mapper_for(body, run, sdk_version=sdk_version, strict=options.strict)
+        return await serve_run(
+            agent,
+            run,
             mapper,
+            options=options,
+            response=UIMessageStreamResponse,
             trailer=DONE,
-            expose_errors=expose_errors,
-            on_error=on_error,
-            max_frame_bytes=limits.max_frame_bytes,
-        )
-        if keeper is not None:
-            try:
-                frames = await start_resumable(keeper, frames, mapper, path=path, chat=body.id, principal=principal)
-            except HTTPError as exc:  # the stream store is unreachable: 503
-                return exc.response()
-            return respond(frames)
-        if detach_runs:
-            frames = detach(frames, max_buffer_bytes=max_buffer_bytes)
-        return UIMessageStreamResponse(
-            frames,
-            heartbeat=heartbeat,
-            send_timeout=send_timeout,
-            on_shutdown=lambda: shutdown_frames(mapper, DONE),
+            resume=resume,
+            chat=body.id,
         )
 
-    async def resume(request: Request) -> Response:
+    async def no_stream(request: Request) -> Response:
         try:
-            await authorize_request(authorize, request)
+            await authorize_request(options.authorize, request)
         except HTTPError as exc:
             return exc.response()
         return Response(status_code=204)
 
-    base = path.rstrip("/")
-    if keeper is not None:
-        resumes = resume_routes(keeper, path=path, authorize=authorize, response=respond)
-        return [Route(path, chat, methods=["POST"], name="aisdk_chat"), *resumes]
-    return [
-        Route(path, chat, methods=["POST"], name="aisdk_chat"),
-        Route(base + "/{chat_id}/stream", resume, methods=["GET"], name="aisdk_resume"),
-    ]
+    post = Route(path, chat, methods=["POST"], name="aisdk_chat")
+    if resume is not None:
+        return [post, *resume_routes(resume, path=path, options=options, response=UIMessageStreamResponse)]
+    return [post, Route(path.rstrip("/") + "/{chat_id}/stream", no_stream, methods=["GET"], name="aisdk_resume")]

@@ -16,7 +16,8 @@ optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/c
   ``RunInput`` (the agent id as the thread);
 * :func:`from_dsh_messages` and :func:`to_dsh_messages` (:mod:`~streamkit.dsh.messages`) convert the
   conversation between the dialect's message form and neutral messages, both ways;
-* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints, and :func:`encode`, beside it, writes
+* :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints (and the stream's resume when runs
+  are resumable), and :func:`encode`, beside it, writes
   the frames through the shared SSE writer; :class:`Sessions` (:mod:`~streamkit.dsh.sessions`) keeps each
   agent id's conversation and its run in progress;
 * :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages;

@@ -2,7 +2,8 @@
 
 ``routes(agent)`` returns Starlette routes to mount in a Starlette or FastAPI app::
 
-    app = Starlette(routes=dsh.routes(agent, path="/api/agent", authorize=api_keys({"k1": "alice"})))
+    options = StreamOptions(authorize=api_keys({"k1": "alice"}))  # the options every protocol shares
+    app = Starlette(routes=dsh.routes(agent, path="/api/agent", options=options))
     # FastAPI: app.router.routes.extend(dsh.routes(agent))
 
 * ``POST {path}/stream``: the run as named SSE events (``meta``, ``chunk``, ``step_break``, then ``done`` or
@@ -12,11 +13,16 @@
 * ``POST {path}/{agentId}/cancel``: stops the agent's run in progress (``204``; ``404`` when none), which
   ends with ``done`` (``finishReason: "aborted"``);
 * ``GET {path}/{agentId}/status``: ``{"agentId", "status": "running" | "idle", "runId"?, "startedAt"?,
-  "messages", "runs"}``.
+  "messages", "runs"}``;
+* with ``StreamOptions(resumable=...)``, ``GET {path}/{agentId}/stream``: the agent's run in progress again
+  (``204`` when none), from ``meta`` or after the SSE ``Last-Event-ID``, live to its end. A run of ``/stream``
+  then outlives its request: a dropped connection or a reload resumes it here, and ``cancel`` still stops it.
+  Its readers end with ``error`` (code ``run_lost``) if the worker producing it died.
 
-Like the other protocols' endpoints, they run the ``authorize`` hook (``streamkit.http.api_keys`` accepts
-``X-API-Key`` or ``Authorization: Bearer``), read the body within ``limits``, validate it (a JSON 4xx naming the
-field otherwise, never a 500) and stream through the shared SSE writer: an exception in the agent, an event
+Like the other protocols' endpoints (through :mod:`streamkit.serve`), they run the ``authorize`` hook
+(``streamkit.http.api_keys`` accepts ``X-API-Key`` or ``Authorization: Bearer``), read the body within
+``limits``, validate it (a JSON 4xx naming the field otherwise, never a 500) and stream through the shared SSE
+writer: an exception in the agent, an event
 heavier than ``limits.max_frame_bytes`` or a server shutdown ends the stream with ``error`` (a generic message
 unless ``expose_errors``; ``on_error`` sees the exception). A second run of a busy agent id is a ``409``.
 The conversation of each agent id is kept on the server (see :mod:`streamkit.dsh.sessions`).
@@ -32,17 +38,21 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Agent, ChatEvent, Message, RunInput, ToolCallPart, ToolResultPart
-from ..events.logs import bind_run
-from ..frames import ErrorHook, encode_frames, shutdown_frames, start_agent
-from ..http import Authorize, HTTPError, Limits, authorize_request, error_response, parse_request
+from ..frames import ErrorHook, encode_frames, frame, start_agent
+from ..http import HTTPError, authorize_request, error_response, parse_request
+from ..resumable import LOST_TEXT
+from ..serve import ResumeScope, StreamOptions, resume_endpoint, run_frames, serve_frames
 from ..sse import EventStreamResponse
 from .fold import fold, parse_sse
-from .mapping import DSHMapper
+from .mapping import ERROR, DSHMapper
 from .messages import from_dsh_messages, to_dsh_messages
-from .request import parse_agent_request, to_run_input
+from .request import AgentRequest, parse_agent_request, to_run_input
 from .sessions import Run, Session, Sessions
 
-__all__ = ["encode", "mapper_for", "routes"]
+__all__ = ["DEAD", "encode", "mapper_for", "routes"]
+
+DEAD = frame({"message": LOST_TEXT, "code": "run_lost"}, ERROR)
+"""How a resumable run ends for its readers when the worker producing it died."""
 
 
 def encode(
@@ -69,8 +79,10 @@ def _pending_calls(history: list[Message]) -> list[str]:
     return [c for c in calls if c not in answered]
 
 
-def mapper_for(run: RunInput, *, model: str | None = None, strict: bool = False) -> DSHMapper:
-    """The mapper for a run: its agent (the thread) and run ids, its conversation (the user's message last)."""
+def mapper_for(body: AgentRequest, run: RunInput, *, model: str | None = None, strict: bool = False) -> DSHMapper:
+    """The mapper for a request's run: its agent (the thread) and run ids, its conversation (the user's message
+    last). Everything it needs is in ``run`` (the body's message and the kept history); ``body`` is the request,
+    as for every protocol."""
     return DSHMapper(
         agent_id=run.thread_id,
         run_id=run.run_id,
@@ -79,6 +91,15 @@ def mapper_for(run: RunInput, *, model: str | None = None, strict: bool = False)
         known_tool_calls=_pending_calls(run.messages),
         strict=strict,
     )
+
+
+def _guarded(agent: Agent, run: Run) -> Agent:
+    """``agent`` with its events passed through ``run``'s cancel guard."""
+    return lambda run_input: run.guard(start_agent(agent, run_input))
+
+
+def _resume_scope(options: StreamOptions, path: str) -> ResumeScope | None:
+    return ResumeScope.of(options, f"dsh:{path}", dead=DEAD)
 
 
 class _Tracked:
@@ -118,58 +139,55 @@ def routes(
     agent: Agent,
     *,
     path: str = "/api/agent",
-    limits: Limits = Limits(),
-    authorize: Authorize | None = None,
-    expose_errors: bool = False,
-    on_error: ErrorHook | None = None,
-    heartbeat: float = 15.0,
-    send_timeout: float | None = 30.0,
-    strict: bool = False,
     model: str | None = None,
     sessions: Sessions | None = None,
+    options: StreamOptions = StreamOptions(),
 ) -> list[BaseRoute]:
-    """The dialect's four endpoints for ``agent`` under ``path`` (see the module).
+    """The dialect's endpoints for ``agent`` under ``path`` (see the module).
 
     ``model`` is what ``meta`` announces; ``sessions`` keeps the conversations and runs in progress (by default
-    a new :class:`~streamkit.dsh.sessions.Sessions` keeping ``limits.max_messages`` messages per agent id).
-    See :func:`encode` for ``expose_errors``, ``on_error`` and ``strict``, and
-    :class:`~streamkit.sse.EventStreamResponse` for ``heartbeat`` and ``send_timeout``.
+    a new :class:`~streamkit.dsh.sessions.Sessions` keeping ``options.limits.max_messages`` messages per agent
+    id). ``options`` are the :class:`~streamkit.serve.StreamOptions` of every protocol (limits, ``authorize``,
+    error masking, heartbeats, ``strict``, resumable or detached runs); ``resumable`` and ``detach_runs`` apply
+    to ``POST {path}/stream`` (the blocking ``/message`` answers once its run ended). With ``options.resumable``,
+    ``GET {path}/{agentId}/stream`` joins them: ``204`` when the caller has no run in progress for that agent id,
+    else the run's stream from its ``meta`` (after the SSE ``Last-Event-ID``, when sent), live to its end.
     """
-    keeper = sessions if sessions is not None else Sessions(max_messages=limits.max_messages)
+    keeper = sessions if sessions is not None else Sessions(max_messages=options.limits.max_messages)
+    resume = _resume_scope(options, path)
     base = path.rstrip("/")
 
-    async def begin(request: Request) -> tuple[_Tracked, DSHMapper] | Response:
+    async def begin(request: Request) -> tuple[_Tracked, DSHMapper, RunInput] | Response:
         try:
-            principal, body = await parse_request(request, limits, authorize, parse_agent_request)
+            principal, body = await parse_request(request, options.limits, options.authorize, parse_agent_request)
             session, run = keeper.start(principal, body.agent_id)
         except HTTPError as exc:
             return exc.response()
         run_input = to_run_input(body, history=session.history, principal=principal, run_id=run.run_id)
-        bind_run(run_input.run_id)  # log lines from here on name the run
-        mapper = mapper_for(run_input, model=model, strict=strict)
-        frames = encode_frames(
-            run.guard(start_agent(agent, run_input)),
-            mapper,
-            expose_errors=expose_errors,
-            on_error=on_error,
-            max_frame_bytes=limits.max_frame_bytes,
-        )
-        return _Tracked(frames, keeper, session, run, mapper), mapper
+        mapper = mapper_for(body, run_input, model=model, strict=options.strict)
+        frames = run_frames(_guarded(agent, run), run_input, mapper, options=options)
+        return _Tracked(frames, keeper, session, run, mapper), mapper, run_input
 
     async def stream(request: Request) -> Response:
         started = await begin(request)
         if isinstance(started, Response):
             return started
-        frames, mapper = started
-        return EventStreamResponse(
-            frames, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=lambda: shutdown_frames(mapper)
+        frames, mapper, run = started
+        return await serve_frames(
+            frames,
+            mapper,
+            options=options,
+            response=EventStreamResponse,
+            resume=resume,
+            chat=run.thread_id,  # the agent id
+            principal=run.principal,
         )
 
     async def message(request: Request) -> Response:
         started = await begin(request)
         if isinstance(started, Response):
             return started
-        frames, _ = started
+        frames, _, _ = started
         try:
             body = b"".join([chunk async for chunk in frames])
         finally:
@@ -177,7 +195,7 @@ def routes(
         return JSONResponse(fold(parse_sse(body)).answer())
 
     async def lookup(request: Request) -> tuple[str, Session | None]:
-        principal = await authorize_request(authorize, request)
+        principal = await authorize_request(options.authorize, request)
         agent_id = request.path_params["agent_id"]
         return agent_id, keeper.get(principal, agent_id)
 
@@ -200,9 +218,17 @@ def routes(
             return JSONResponse({"agentId": agent_id, "status": "idle", "messages": 0, "runs": 0})
         return JSONResponse(session.status())
 
-    return [
+    async def agent_id_of(request: Request) -> str:
+        agent_id: str = request.path_params["agent_id"]
+        return agent_id
+
+    endpoints: list[BaseRoute] = [
         Route(base + "/stream", stream, methods=["POST"], name="dsh_stream"),
         Route(base + "/message", message, methods=["POST"], name="dsh_message"),
         Route(base + "/{agent_id}/cancel", cancel, methods=["POST"], name="dsh_cancel"),
         Route(base + "/{agent_id}/status", status, methods=["GET"], name="dsh_status"),
     ]
+    if resume is not None:
+        again = resume_endpoint(resume, options=options, response=EventStreamResponse, chat_of=agent_id_of)
+        endpoints.append(Route(base + "/{agent_id}/stream", again, methods=["GET"], name="dsh_resume"))
+    return endpoints

@@ -347,12 +347,12 @@ def test_frontend_tool_round_trip_through_the_request(js: JsOracle) -> None:
         "denied": False,
     }
     # The client answered the call: a mapper for this request knows it is no longer pending...
-    assert [f["type"] for f in mapper_for(body).feed(ToolResult(id="fc1", output="again"))] == ["RUN_STARTED"]
+    assert [f["type"] for f in mapper_for(body, run).feed(ToolResult(id="fc1", output="again"))] == ["RUN_STARTED"]
     # ...while for a request that still leaves it open, the agent may answer it (a backend result).
     unanswered = agui.parse_run_agent_input(
         {**two["request"]["body"], "messages": two["request"]["body"]["messages"][:-1]}
     )
-    frames = mapper_for(unanswered).feed(ToolResult(id="fc1", output="ok"))
+    frames = mapper_for(unanswered, agui.to_run_input(unanswered)).feed(ToolResult(id="fc1", output="ok"))
     assert [f["type"] for f in frames] == ["RUN_STARTED", "TOOL_CALL_RESULT"]
 
 

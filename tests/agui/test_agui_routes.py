@@ -30,6 +30,7 @@ from streamkit.events import (
     last_user_text,
 )
 from streamkit.http import Forbidden, Limits
+from streamkit.serve import StreamOptions
 
 BODY = {
     "threadId": "th",
@@ -114,7 +115,7 @@ async def test_a_run_streams_as_agui(framework: str) -> None:
 async def test_bad_requests_get_json_errors_naming_the_field(
     content: bytes, headers: dict[str, str], status: int, field: str
 ) -> None:
-    app = Starlette(routes=agui.routes(echo, limits=Limits(max_messages=2, max_body_bytes=4000)))
+    app = Starlette(routes=agui.routes(echo, options=StreamOptions(limits=Limits(max_messages=2, max_body_bytes=4000))))
     async with client(app) as http:
         response = await http.post("/api/agui", content=content, headers=headers)
     assert response.status_code == status
@@ -135,7 +136,7 @@ async def test_authorize_runs_first_and_its_principal_reaches_the_agent() -> Non
             raise Forbidden("not you", field="authorization")
         return "alice"
 
-    app = Starlette(routes=agui.routes(agent, path="/agent", authorize=authorize))
+    app = Starlette(routes=agui.routes(agent, path="/agent", options=StreamOptions(authorize=authorize)))
     async with client(app) as http:
         refused = await http.post("/agent", content=b"{broken")  # refused before the body is read
         accepted = await http.post("/agent", json=BODY, headers={"authorization": "Bearer ok"})
@@ -157,7 +158,7 @@ async def test_agent_failures_end_in_a_masked_run_error() -> None:
 
     errors: list[BaseException] = []
     for agent in (crashing, raises_at_call, not_a_generator):
-        app = Starlette(routes=agui.routes(agent, on_error=errors.append))  # type: ignore[arg-type]
+        app = Starlette(routes=agui.routes(agent, options=StreamOptions(on_error=errors.append)))  # type: ignore[arg-type]
         async with client(app) as http:
             response = await http.post("/api/agui", json=BODY)
         assert response.status_code == 200
@@ -166,7 +167,7 @@ async def test_agent_failures_end_in_a_masked_run_error() -> None:
         assert frames[-1] == {"type": "RUN_ERROR", "message": "An error occurred."}
         assert "secret" not in response.text
     assert [type(e) for e in errors] == [RuntimeError, RuntimeError, TypeError]
-    app = Starlette(routes=agui.routes(crashing, expose_errors=True))
+    app = Starlette(routes=agui.routes(crashing, options=StreamOptions(expose_errors=True)))
     async with client(app) as http:
         exposed = frames_of((await http.post("/api/agui", json=BODY)).text)
     assert exposed[-1] == {"type": "RUN_ERROR", "message": "connection string postgres://secret"}
@@ -176,7 +177,7 @@ async def test_strict_mode_turns_a_sloppy_core_into_a_run_error() -> None:
     async def sloppy(run: RunInput) -> AsyncIterator[ChatEvent]:
         yield TextDelta(id="t", delta="no start")
 
-    app = Starlette(routes=agui.routes(sloppy, strict=True))
+    app = Starlette(routes=agui.routes(sloppy, options=StreamOptions(strict=True)))
     async with client(app) as http:
         frames = frames_of((await http.post("/api/agui", json=BODY)).text)
     assert [f["type"] for f in frames] == ["RUN_STARTED", "RUN_ERROR"]
@@ -286,7 +287,7 @@ async def test_integers_beyond_64_bits_in_the_request_do_not_break_the_run() -> 
             "messages": [{"id": "u1", "role": "user", "content": "hi", "metadata": {"x": -(2**70)}}],
         }
     )
-    app = Starlette(routes=agui.routes(echo, limits=Limits(max_message_bytes=1000)))
+    app = Starlette(routes=agui.routes(echo, options=StreamOptions(limits=Limits(max_message_bytes=1000))))
     async with client(app) as http:
         response = await http.post("/api/agui", content=body, headers={"content-type": "application/json"})
         malformed = await http.post("/api/agui", json={"messages": [{" ": -(2**63) - 1}]})
@@ -303,7 +304,7 @@ async def test_an_event_heavier_than_the_frame_limit_ends_the_run() -> None:
         yield TextStart(id="t")
         yield TextDelta(id="t", delta="x" * 5000)
 
-    app = Starlette(routes=agui.routes(heavy, limits=Limits(max_frame_bytes=1000)))
+    app = Starlette(routes=agui.routes(heavy, options=StreamOptions(limits=Limits(max_frame_bytes=1000))))
     async with client(app) as http:
         frames = frames_of((await http.post("/api/agui", json=BODY)).text)
     assert [f["type"] for f in frames] == ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
@@ -363,7 +364,7 @@ async def test_an_oversized_first_event_still_starts_the_run(js: JsOracle) -> No
     async def heavy(run: RunInput) -> AsyncIterator[ChatEvent]:
         yield ToolCallEnd(id="c", name="save", input={"doc": "x" * 5000})
 
-    app = Starlette(routes=agui.routes(heavy, limits=Limits(max_frame_bytes=1000)))
+    app = Starlette(routes=agui.routes(heavy, options=StreamOptions(limits=Limits(max_frame_bytes=1000))))
     async with client(app) as http:
         body = (await http.post("/api/agui", json=BODY)).text
     assert [f["type"] for f in frames_of(body)] == ["RUN_STARTED", "TOOL_CALL_START", "RUN_ERROR"]

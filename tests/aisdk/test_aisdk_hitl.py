@@ -29,6 +29,7 @@ from streamkit.events import (
     ToolResultPart,
     hitl,
 )
+from streamkit.serve import StreamOptions
 
 
 def test_each_step_of_an_assistant_message_is_its_own_message() -> None:
@@ -173,7 +174,7 @@ async def booking(run: RunInput) -> AsyncIterator[ChatEvent]:
 
 
 def test_any_core_reads_the_answer_use_chat_sends_for_its_interrupt(js: JsOracle, live_server: Any) -> None:
-    url = live_server(Starlette(routes=aisdk.routes(booking, strict=True))).url
+    url = live_server(Starlette(routes=aisdk.routes(booking, options=StreamOptions(strict=True)))).url
     steps = [
         {"do": "sendMessage", "args": {"text": "Book a trip."}},
         {"do": "answerInterrupts", "args": {"status": "resolved", "payload": {"city": "Lyon"}}},

@@ -32,6 +32,7 @@ from streamkit.events import (
     last_user_text,
 )
 from streamkit.http import Forbidden, Limits, Unauthorized
+from streamkit.serve import StreamOptions
 
 BODY: dict[str, Any] = {
     "tenant": "acme",
@@ -159,7 +160,7 @@ async def test_bad_bodies_get_a_json_4xx_naming_the_field(
 
 
 async def test_limits_on_messages() -> None:
-    app = app_with(limits=Limits(max_messages=2, max_message_bytes=300, max_body_bytes=2000))
+    app = app_with(options=StreamOptions(limits=Limits(max_messages=2, max_message_bytes=300, max_body_bytes=2000)))
     many = {**BODY, "messages": BODY["messages"] * 3}
     big = {**BODY, "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "x" * 400}]}]}
     huge = {**BODY, "pad": "x" * 3000}
@@ -183,7 +184,7 @@ async def test_authorize_gives_the_principal_or_refuses() -> None:
             raise Forbidden("not you", field="authorization")
         return token.removeprefix("Bearer ")
 
-    app = app_with(authorize=authorize)
+    app = app_with(options=StreamOptions(authorize=authorize))
     async with client(app) as http:
         assert (await http.post("/api/chat", json=BODY)).status_code == 401
         refused = await http.post("/api/chat", json=BODY, headers={"authorization": "Bearer mallory"})
@@ -222,7 +223,7 @@ def returns_nothing(run: RunInput) -> Any:
 @pytest.mark.parametrize("expose", [False, True])
 async def test_agent_failures_end_the_stream_properly(agent: Any, expose: bool) -> None:
     errors: list[BaseException] = []
-    async with client(app_with(agent, expose_errors=expose, on_error=errors.append)) as http:
+    async with client(app_with(agent, options=StreamOptions(expose_errors=expose, on_error=errors.append))) as http:
         response = await http.post("/api/chat", json=BODY)
     assert response.status_code == 200
     chunks = split_frames(response.content)
@@ -339,7 +340,7 @@ def test_use_chat_sees_a_4xx_as_an_error(js: JsOracle) -> None:
     def authorize(request: Request) -> None:
         raise Unauthorized("sign in first", field="authorization")
 
-    with LiveServer(Starlette(routes=aisdk.routes(echo, authorize=authorize))) as server:
+    with LiveServer(Starlette(routes=aisdk.routes(echo, options=StreamOptions(authorize=authorize)))) as server:
         result = js.result("aisdk", {"api": f"{server.url}/api/chat"})
     assert result["status"] == "error"
     assert orjson.loads(result["error"]["message"])["error"]["message"] == "sign in first"

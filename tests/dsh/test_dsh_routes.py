@@ -33,6 +33,7 @@ from streamkit.events import (
 from streamkit.frames import shutdown_frames
 from streamkit.http import Limits, api_keys
 from streamkit.sources.loop import run_tag
+from streamkit.serve import StreamOptions
 
 seen: list[RunInput] = []
 
@@ -221,7 +222,7 @@ async def test_bad_bodies_get_a_json_4xx_naming_the_field(route: str, body: Any,
 
 async def test_malformed_requests_and_limits() -> None:
     limits = Limits(max_body_bytes=1000, max_message_bytes=100)
-    async with client(app_for(echo, limits=limits)) as c:
+    async with client(app_for(echo, options=StreamOptions(limits=limits))) as c:
         assert (await c.post("/api/agent/stream", content=b"{nope")).json()["error"]["field"] == "body"
         r = await c.post("/api/agent/stream", content=b"x", headers={"content-type": "text/plain"})
         assert r.status_code == 415
@@ -233,7 +234,7 @@ async def test_malformed_requests_and_limits() -> None:
 
 
 async def test_api_keys_by_header_or_bearer_and_principals_apart() -> None:
-    app = app_for(echo, authorize=api_keys({"k-alice": "alice", "k-bob": "bob"}))
+    app = app_for(echo, options=StreamOptions(authorize=api_keys({"k-alice": "alice", "k-bob": "bob"})))
     body = {"agentId": "shared", "message": "hi"}
     async with client(app) as c:
         for headers in ({}, {"x-api-key": "wrong"}, {"authorization": "Bearer wrong"}, {"authorization": "Basic x"}):
@@ -257,7 +258,7 @@ async def test_an_agent_failure_ends_the_stream_with_a_masked_error(expose: bool
         yield TextDelta(id="t", delta="partial")
         raise RuntimeError("db password is hunter2")
 
-    async with client(app_for(broken, expose_errors=expose, on_error=errors.append)) as c:
+    async with client(app_for(broken, options=StreamOptions(expose_errors=expose, on_error=errors.append))) as c:
         r = await c.post("/api/agent/stream", json={"agentId": "e", "message": "hi"})
         answer = (await c.post("/api/agent/message", json={"agentId": "e2", "message": "hi"})).json()
         status = (await c.get("/api/agent/e/status")).json()
@@ -275,7 +276,7 @@ async def test_a_frame_over_the_limit_ends_the_stream_with_error() -> None:
         yield TextDelta(id="t", delta="x" * 5000)
         yield RunFinished()
 
-    async with client(app_for(big, limits=Limits(max_frame_bytes=1000))) as c:
+    async with client(app_for(big, options=StreamOptions(limits=Limits(max_frame_bytes=1000)))) as c:
         r = await c.post("/api/agent/stream", json={"agentId": "f", "message": "hi"})
     assert [f["event"] for f in parse_sse(r.text)] == ["meta", "error"]
 
@@ -286,7 +287,7 @@ async def test_heartbeats_during_a_silent_tool_call(live_server: Any) -> None:
         await asyncio.sleep(0.35)
         yield ToolResult(id="c", output="ok")
 
-    server = live_server(app_for(quiet, heartbeat=0.1))
+    server = live_server(app_for(quiet, options=StreamOptions(heartbeat=0.1)))
     async with httpx.AsyncClient() as c:
         r = await c.post(server.url + "/api/agent/stream", json={"agentId": "p", "message": "hi"})
     assert ": ping\n\n" in r.text
@@ -332,7 +333,7 @@ async def test_api_keys_from_a_function() -> None:
     async def lookup(key: str) -> str | None:
         return {"tok": "carol"}.get(key)
 
-    async with client(app_for(echo, authorize=api_keys(lookup))) as c:
+    async with client(app_for(echo, options=StreamOptions(authorize=api_keys(lookup)))) as c:
         ok = await c.post("/api/agent/message", json={"agentId": "k", "message": "hi"}, headers={"x-api-key": "tok"})
         bad = await c.post("/api/agent/message", json={"agentId": "k", "message": "hi"}, headers={"x-api-key": "no"})
     assert ok.status_code == 200 and seen[-1].principal == "carol"

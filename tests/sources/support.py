@@ -38,6 +38,7 @@ from starlette.applications import Starlette
 from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import ChatEvent, SequenceChecker
+from streamkit.serve import StreamOptions
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -451,7 +452,8 @@ def interleave(draw: st.DrawFn, calls: Sequence[PlannedCall]) -> list[tuple[int,
 
 def serve(live_server: Any, agent: Any) -> str:
     """``agent`` behind both protocols' routes (strict checking) on a live server; its base URL."""
-    app = Starlette(routes=[*aisdk.routes(agent, strict=True), *agui.routes(agent, strict=True)])
+    options = StreamOptions(strict=True)
+    app = Starlette(routes=[*aisdk.routes(agent, options=options), *agui.routes(agent, options=options)])
     url: str = live_server(app).url
     return url
 

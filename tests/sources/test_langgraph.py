@@ -43,6 +43,7 @@ from streamkit.events import (
     ToolResult,
     ToolResultPart,
 )
+from streamkit.serve import StreamOptions
 from streamkit.sources.langgraph import LangGraphAgent, to_messages
 
 # --- the chat model test double ---------------------------------------------------------------------
@@ -457,7 +458,8 @@ def texts(message: dict[str, Any]) -> list[str]:
 def test_use_chat_answers_an_interrupt_and_the_graph_resumes(js: JsOracle, live_server: Any, version: int) -> None:
     model = ScriptedChatModel(turns=[chunks("m1", "Report ready."), chunks("m2", "Glad to help.")], calls=[])
     agent = LangGraphAgent(report_graph(model))
-    url = live_server(Starlette(routes=aisdk.routes(agent, sdk_version=version, strict=True))).url
+    routes = aisdk.routes(agent, sdk_version=version, options=StreamOptions(strict=True))
+    url = live_server(Starlette(routes=routes)).url
     answer = {"send": True, "to": ["ops", "legal"]}
     chat = aisdk_chat(
         js,
@@ -510,7 +512,7 @@ def first_assistant(chat: dict[str, Any]) -> dict[str, Any]:
 def test_use_chat_cancels_an_interrupt_with_a_message_of_its_own(js: JsOracle, live_server: Any) -> None:
     model = ScriptedChatModel(turns=[chunks("m1", "Report ready.")], calls=[])
     agent = LangGraphAgent(report_graph(model), cancel_value="cancelled by the user")
-    url = live_server(Starlette(routes=aisdk.routes(agent, strict=True))).url
+    url = live_server(Starlette(routes=aisdk.routes(agent, options=StreamOptions(strict=True)))).url
     chat = aisdk_chat(
         js,
         url,
@@ -532,7 +534,7 @@ def test_an_answer_to_an_interrupt_the_thread_does_not_hold_resumes_nothing(js: 
     # as on AG-UI: an entry for an interrupt that is not pending is ignored and the request runs as a new turn
     model = ScriptedChatModel(turns=[chunks("m1", "Report ready."), chunks("m2", "Again.")], calls=[])
     agent = LangGraphAgent(report_graph(model))
-    url = live_server(Starlette(routes=aisdk.routes(agent, strict=True))).url
+    url = live_server(Starlette(routes=aisdk.routes(agent, options=StreamOptions(strict=True)))).url
     stale = {"body": {"resume": [{"interruptId": "not-raised", "status": "resolved", "payload": {"send": True}}]}}
     chat = aisdk_chat(
         js,

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from streamkit import agui, aisdk
 from streamkit.http import Unauthorized
 from streamkit.resumable import Resumable
+from streamkit.serve import StreamOptions
 from streamkit.store import StoreLimits
 from streamkit.store.redis import RedisStore
 
@@ -45,8 +46,9 @@ def create_app() -> Starlette:
         yield
         await resumable.aclose()
 
+    options = StreamOptions(authorize=authorize, resumable=resumable)
     routes = [
-        *aisdk.routes(core, path="/api/chat", authorize=authorize, resumable=resumable),
-        *agui.routes(core, path="/api/agui", authorize=authorize, resumable=resumable),
+        *aisdk.routes(core, path="/api/chat", options=options),
+        *agui.routes(core, path="/api/agui", options=options),
     ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -12,7 +12,7 @@ from resume_agent import scripted
 from conftest import JsOracle
 from streamkit.agui.fold import fold
 from streamkit.agui.mapping import AGUIMapper
-from streamkit.agui.reattach import GONE_TEXT, frames_of, reattach, snapshot
+from streamkit.agui.resume import GONE_TEXT, frames_of, reattach, snapshot
 from streamkit.frames import encode_frames
 from streamkit.store import MemoryStore
 

@@ -20,6 +20,7 @@ from streamkit import agui
 from streamkit.events import RunInput
 from streamkit.http import Unauthorized
 from streamkit.resumable import Resumable
+from streamkit.serve import StreamOptions
 from streamkit.store import MemoryStore
 
 ALICE = {"authorization": "Bearer alice"}
@@ -84,7 +85,8 @@ def agui_body(thread: str) -> dict[str, Any]:
 @pytest.fixture
 def agui_server(live_server: Callable[..., Any]) -> tuple[str, Gate]:
     gate = Gate()
-    app = Starlette(routes=agui.routes(gate, authorize=authorize, resumable=Resumable(MemoryStore())))
+    options = StreamOptions(authorize=authorize, resumable=Resumable(MemoryStore()))
+    app = Starlette(routes=agui.routes(gate, options=options))
     return live_server(app).url + "/api/agui", gate
 
 
@@ -192,7 +194,7 @@ def test_a_bare_store_is_accepted(live_server: Callable[..., Any]) -> None:
     def core(run: RunInput) -> Any:
         return scripted()
 
-    app = Starlette(routes=agui.routes(core, resumable=MemoryStore()))
+    app = Starlette(routes=agui.routes(core, options=StreamOptions(resumable=MemoryStore())))
     url = live_server(app).url
     status, body = post_stream(url + "/api/agui", agui_body("t3"), {})
     assert status == 200 and [e for _, e in events_of(body)][-1]["type"] == "RUN_FINISHED"
@@ -204,7 +206,8 @@ def test_aisdk_resumable_endpoints(live_server: Callable[..., Any]) -> None:
     from streamkit import aisdk
 
     gate = Gate()
-    app = Starlette(routes=aisdk.routes(gate, authorize=authorize, resumable=Resumable(MemoryStore())))
+    options = StreamOptions(authorize=authorize, resumable=Resumable(MemoryStore()))
+    app = Starlette(routes=aisdk.routes(gate, options=options))
     url = live_server(app).url + "/api/chat"
     body = {
         "id": "c1",
@@ -251,8 +254,8 @@ def test_an_unreachable_store_is_a_503_naming_it(live_server: Callable[..., Any]
     resumable = Resumable(RedisStore.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=0.5))
     app = Starlette(
         routes=[
-            *aisdk.routes(lambda run: scripted(), resumable=resumable),
-            *agui.routes(lambda run: scripted(), resumable=resumable),
+            *aisdk.routes(lambda run: scripted(), options=StreamOptions(resumable=resumable)),
+            *agui.routes(lambda run: scripted(), options=StreamOptions(resumable=resumable)),
         ]
     )
     url = live_server(app).url

@@ -1,7 +1,7 @@
-"""Reattaching an AG-UI client to a run in progress (resumable mode; AG-UI has no standard request for it).
+"""Resumable AG-UI runs: reattaching a client to a run in progress (AG-UI has no standard request for it).
 
-With ``routes(..., resumable=...)`` the run is produced detached from its request, so it survives a dropped
-connection, and these endpoints join the ``POST {path}`` run endpoint:
+With ``routes(..., options=StreamOptions(resumable=...))`` the run is produced detached from its request, so it
+survives a dropped connection, and these endpoints join the ``POST {path}`` run endpoint:
 
 * ``POST {path}/reattach`` with the same ``RunAgentInput`` body the client would send (only ``threadId``
   is used; a stock ``HttpAgent`` pointed at this URL works), or ``GET {path}/reattach?threadId=...``:
@@ -19,28 +19,39 @@ apply, then the tail itself as it is produced, up to the run's terminal event.
 
 This works with the client's reducer: a message or tool call in the snapshot is reused by a later
 ``TEXT_MESSAGE_START`` / ``TOOL_CALL_START`` of the same id, so the tail appends to it instead of duplicating
-it, and the authoritative ``MESSAGES_SNAPSHOT`` replaces whatever partial copy the client kept.
+it, and the authoritative ``MESSAGES_SNAPSHOT`` replaces whatever partial copy the client kept. The endpoints
+are :mod:`streamkit.serve`'s, as for every protocol; this module adds the reattach run.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..frames import Mapper, frame
-from ..http import Authorize, HTTPError, Limits, authorize_request, error_response, read_json
-from ..resumable import LOST_TEXT, Resumable, endings_from_mapper, last_event_id
+from ..frames import frame
+from ..http import HTTPError, Limits, read_json
+from ..resumable import LOST_TEXT
+from ..serve import ResumeScope, StreamOptions, StreamResponse, cancel_endpoint, resume_endpoint
+from ..store import RunInfo
 from ..stringify import dumps, js_value
 from .fold import fold
 from .mapping import PROTOCOL_VERSION
 from .request import RunAgentInput
 
-__all__ = ["DEAD", "GONE_TEXT", "frames_of", "reattach", "reattach_routes", "snapshot", "start_resumable"]
+__all__ = [
+    "DEAD",
+    "GONE_TEXT",
+    "frames_of",
+    "reattach",
+    "reattach_routes",
+    "resume_scope",
+    "run_meta",
+    "snapshot",
+]
 
 DEAD = frame({"type": "RUN_ERROR", "message": LOST_TEXT, "code": "run_lost"})
 """How a run ends for its readers when the worker producing it died."""
@@ -165,95 +176,61 @@ def _with_id(data: bytes, seq: int, ids: bool) -> bytes:
 # --- routes ------------------------------------------------------------------------------------------
 
 
-def _scope(path: str) -> str:
-    return f"agui:{path}"
+def resume_scope(options: StreamOptions, *, path: str) -> ResumeScope | None:
+    """Where the routes at ``path`` keep their resumable runs (``None`` unless ``options`` are resumable)."""
+    return ResumeScope.of(options, f"agui:{path}", dead=DEAD)
 
 
-async def start_resumable(
-    resumable: Resumable,
-    frames: AsyncIterable[bytes],
-    mapper: Mapper,
-    *,
-    path: str,
-    body: RunAgentInput,
-    principal: Any,
-) -> AsyncIterator[bytes]:
-    """Start the run producing ``frames`` (encoded by ``mapper``) for ``body``'s thread; the POST's reader.
-
-    The run's input messages and state are kept with it, as the base of a reattach's snapshots.
-    """
+def run_meta(body: RunAgentInput) -> dict[str, str]:
+    """What a resumable run keeps beside its frames: its ids, input messages and state, the base of a
+    reattach's snapshots."""
     messages = [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in body.messages]
-    meta = {
+    return {
         "threadId": body.thread_id,
         "runId": body.run_id,
         "messages": dumps(js_value(messages)).decode(),
         "state": dumps(js_value(body.state if body.state is not None else {})).decode(),
     }
-    owner = resumable.owner(principal)
-    endings = endings_from_mapper(mapper, dead=DEAD)
-    run = await resumable.start(frames, endings, owner=owner, scope=_scope(path), chat=body.thread_id, meta=meta)
-    return resumable.read(run, dead=DEAD)
 
 
-async def _thread_id(request: Request, limits: Limits) -> str:
-    if request.method == "GET":
-        value: Any = request.query_params.get("threadId")
-    else:
-        data = await read_json(request, limits)
-        value = data.get("threadId") if isinstance(data, dict) else None
-    if not isinstance(value, str) or not value:
-        raise HTTPError("threadId: a non-empty string is required", field="threadId", status=422)
-    return value
+def _thread_of(limits: Limits) -> Callable[[Request], Awaitable[str]]:
+    async def thread_id(request: Request) -> str:
+        if request.method == "GET":
+            value: Any = request.query_params.get("threadId")
+        else:
+            data = await read_json(request, limits)
+            value = data.get("threadId") if isinstance(data, dict) else None
+        if not isinstance(value, str) or not value:
+            raise HTTPError("threadId: a non-empty string is required", field="threadId", status=422)
+        return value
+
+    return thread_id
 
 
 def reattach_routes(
-    resumable: Resumable,
-    *,
-    path: str,
-    authorize: Authorize | None,
-    limits: Limits,
-    response: Callable[[AsyncIterable[bytes]], Response],
+    resume: ResumeScope, *, path: str, options: StreamOptions, response: StreamResponse
 ) -> list[BaseRoute]:
-    """``{path}/reattach`` (POST and GET) and ``POST {path}/cancel``; ``response`` wraps a stream."""
-    scope = _scope(path)
+    """``{path}/reattach`` (POST and GET) and ``POST {path}/cancel``; ``response`` is the route's response class."""
+    resumable = resume.resumable
+    thread_of = _thread_of(options.limits)
 
-    async def reattach_endpoint(request: Request) -> Response:
-        try:
-            owner = resumable.owner(await authorize_request(authorize, request))
-            after = last_event_id(request)
-            thread = await _thread_id(request, limits)
-            info = await resumable.find(scope, thread, owner)
-        except HTTPError as exc:
-            return exc.response()
-        if info is None:
-            return Response(status_code=204)
-        if after is not None:
-            return response(resumable.read(info.run, dead=DEAD, after=after))
+    def replay(info: RunInfo, thread: str) -> AsyncIterator[bytes]:
         meta = info.meta
-        stream = reattach(
-            resumable.store.read(info.run, dead=DEAD),
+        return reattach(
+            resumable.store.read(info.run, dead=resume.dead),
             upto=info.seq,
             thread_id=meta.get("threadId", thread),
             run_id=meta.get("runId", info.run),
             messages=orjson.loads(meta.get("messages", "[]")),
             state=orjson.loads(meta.get("state", "{}")),
         )
-        return response(stream)
 
-    async def cancel_endpoint(request: Request) -> Response:
-        try:
-            owner = resumable.owner(await authorize_request(authorize, request))
-            thread = await _thread_id(request, limits)
-            info = await resumable.find(scope, thread, owner)
-            cancelled = info is not None and await resumable.cancel(info.run, owner)
-        except HTTPError as exc:
-            return exc.response()
-        if not cancelled:
-            return error_response(404, "no run in progress for this thread", "threadId")
-        return Response(status_code=204)
-
+    again = resume_endpoint(resume, options=options, response=response, chat_of=thread_of, replay=replay)
+    cancel = cancel_endpoint(
+        resume, options=options, chat_of=thread_of, missing="no run in progress for this thread", field="threadId"
+    )
     base = path.rstrip("/")
     return [
-        Route(base + "/reattach", reattach_endpoint, methods=["GET", "POST"], name="agui_reattach"),
-        Route(base + "/cancel", cancel_endpoint, methods=["POST"], name="agui_cancel"),
+        Route(base + "/reattach", again, methods=["GET", "POST"], name="agui_reattach"),
+        Route(base + "/cancel", cancel, methods=["POST"], name="agui_cancel"),
     ]
