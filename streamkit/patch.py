@@ -1,8 +1,9 @@
 """RFC 6902 JSON Patch as the AG-UI client applies it: the one engine that checks and applies a ``StateDelta``.
 
-The AG-UI mapping checks a ``StateDelta`` against the state the client holds before sending it, the dsh
-mapping applies it to the state it sends whole, the AG-UI fold applies what a server sent: all of them call
-:func:`apply_patch`, so a patch one of them accepts the others accept too, with the same result.
+A ``StateDelta`` means the same on every protocol. The AG-UI mapping checks it against the state the client
+holds before sending it, the AI SDK and dsh mappings apply it to the state they send whole, the AG-UI fold and
+the AG-UI source apply what a server sent: all of them call :func:`apply_patch`, so a patch one of them accepts
+every other accepts too, with the same result.
 
 The semantics are the real AG-UI client's: it applies every ``STATE_DELTA`` and ``ACTIVITY_DELTA`` with
 ``fast-json-patch`` 3.1.1, ``applyPatch(state, delta, true, false)`` (validated, on a copy). Where that library
@@ -37,7 +38,13 @@ accepts a patch only by accident of JavaScript, the strict reading is kept inste
   (:func:`~streamkit.stringify.to_json`): ``1.0`` is ``1``, tuples are lists, non-finite floats are ``null``,
   integers beyond 64 bits the floats JavaScript reads.
 
-``tests/test_patch.py`` checks these rules against ``fast-json-patch`` itself, in node.
+``tests/test_patch.py`` checks these rules against ``fast-json-patch`` itself, in node, and shows every protocol
+giving a ``StateDelta`` the same meaning. The third-party ``jsonpatch`` is not used at run time: it applies paths
+through ``__proto__`` and refuses a ``remove`` of the root, where the client does the opposite. It stays an
+independent oracle in the tests only: it applies the AG-UI differ's patches beside this engine
+(``tests/agui/test_agui_state.py``) and models the AI SDK state part (``tests/aisdk/aisdk_model.py``,
+``tests/sources/test_aisdk_source.py``, on patches where the two agree); ``bench/state.py`` times its
+``make_patch`` as a baseline.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """The RFC 6902 engine (:mod:`streamkit.patch`): patches checked and applied as the AG-UI client applies them
 (fast-json-patch 3.1.1, ``applyPatch(state, delta, true, false)``). Whatever the engine accepts applies in the
-client with the same result; what the client accepts only by accident of JavaScript is refused."""
+client with the same result; what the client accepts only by accident of JavaScript is refused; and every
+protocol gives a ``StateDelta`` the engine's meaning."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import JsOracle
+from streamkit.agui import AGUIMapper, fold
+from streamkit.aisdk import AISDKMapper
+from streamkit.dsh import DSHMapper
+from streamkit.events import Data, ProtocolError, RunStarted, StateDelta, StateUpdate
 from streamkit.patch import PatchError, apply_patch, check_patch, escape, json_equal
+from streamkit.sources.agui import AGUITranslator
 from streamkit.stringify import to_json
 
 # --- unit -------------------------------------------------------------------------------------------
@@ -169,3 +177,85 @@ def test_a_patch_we_accept_applies_identically_in_the_client(js: JsOracle, case:
     assert answer["ok"], answer
     assert answer["result"]["errors"] == [None], (doc, patch, answer["result"])
     assert same(answer["result"]["states"][0], ours), (doc, patch, answer["result"], ours)
+
+
+# --- one meaning on every protocol ---------------------------------------------------------------------
+#
+# The AI SDK mapping and the AG-UI source applied patches with the third-party ``jsonpatch`` before they used
+# the engine. These are the patches where the two disagree; the client decides, and every protocol follows it.
+
+_REFUSED = object()
+_DISAGREEMENTS = [
+    # jsonpatch applies a path through __proto__ or constructor/prototype; the client refuses it
+    ({"a": 1}, [{"op": "add", "path": "/__proto__", "value": {}}], _REFUSED),
+    ({"__proto__": 1}, [{"op": "replace", "path": "/__proto__", "value": 2}], _REFUSED),
+    ({"constructor": {}}, [{"op": "add", "path": "/constructor/prototype", "value": 1}], _REFUSED),
+    ({"a": {"__proto__": 1}}, [{"op": "move", "from": "/a/__proto__", "path": "/b"}], _REFUSED),
+    # jsonpatch refuses a remove of the root; the client applies it and holds null
+    ({"a": 1}, [{"op": "remove", "path": ""}], None),
+]
+
+
+@pytest.fixture
+def _quiet() -> Iterator[None]:
+    logger = logging.getLogger("streamkit")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # the dropped deltas' warnings
+    yield
+    logger.setLevel(level)
+
+
+@pytest.mark.usefixtures("_quiet")
+@pytest.mark.parametrize(
+    ("doc", "patch", "result"),
+    _DISAGREEMENTS,
+    ids=["add-proto", "replace-proto", "add-constructor-prototype", "move-from-proto", "remove-root"],
+)
+def test_a_state_delta_means_the_same_on_every_protocol(js: JsOracle, doc: Any, patch: Any, result: Any) -> None:
+    refused = result is _REFUSED
+    answer = js.result("agui", {"mode": "patch", "initial": doc, "steps": [{"delta": patch}]})
+    if refused:
+        assert answer["errors"][0] is not None and answer["states"] == [doc]
+        with pytest.raises(PatchError):
+            apply_patch(doc, patch)
+    else:
+        assert answer == {"states": [result], "errors": [None]}
+        assert apply_patch(doc, patch) == result
+
+    agui = AGUIMapper(thread_id="t", run_id="r", state=doc)
+    agui.feed(RunStarted())
+    assert agui.feed(StateDelta(patch=patch)) == ([] if refused else [{"type": "STATE_DELTA", "delta": patch}])
+    assert agui.state == (doc if refused else result)
+
+    aisdk = AISDKMapper(message_id="m", state=doc)
+    aisdk.feed(RunStarted())
+    assert aisdk.feed(StateDelta(patch=patch)) == (
+        [] if refused else [{"type": "data-state", "id": "state", "data": result}]
+    )
+
+    dsh = DSHMapper(agent_id="a", run_id="r", state=doc, clock=lambda: 1.0)
+    dsh.feed(RunStarted())
+    dsh.feed(StateDelta(patch=patch))
+    done = [f["data"] for f in dsh.close() if f.get("event") == "done"]
+    assert done and ("state" not in done[0] if refused else done[0]["state"] == result)
+
+    folded = fold([{"type": "STATE_DELTA", "delta": patch}], state=doc)
+    assert folded.state == (doc if refused else result) and bool(folded.warnings) is refused
+
+    source = AGUITranslator(state=doc)
+    assert source.feed({"type": "STATE_DELTA", "delta": patch}) == ([] if refused else [StateUpdate(state=result)])
+    assert source.state == (doc if refused else result)
+    activity = {"messageId": "a1", "activityType": "plan"}
+    source.feed({"type": "ACTIVITY_SNAPSHOT", **activity, "content": doc})
+    delta = source.feed({"type": "ACTIVITY_DELTA", **activity, "patch": patch})
+    assert delta == ([] if refused else [Data(name="activity-plan", data=result, id="a1")])
+
+    if refused:
+        for strict in (
+            AGUIMapper(thread_id="t", run_id="r", state=doc, strict=True),
+            AISDKMapper(message_id="m", state=doc, strict=True),
+            DSHMapper(agent_id="a", run_id="r", state=doc, strict=True),
+        ):
+            strict.feed(RunStarted())
+            with pytest.raises(ProtocolError):
+                strict.feed(StateDelta(patch=patch))

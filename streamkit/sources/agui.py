@@ -62,8 +62,6 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
 
-import jsonpatch
-
 from ..events import (
     USAGE_COUNTS,
     ChatEvent,
@@ -104,6 +102,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
+from ..patch import apply_patch
 from .remote import RemoteAgent, Translator, translated
 
 __all__ = ["AGUITranslator", "RemoteAGUIAgent", "chat_events", "to_run_agent_input"]
@@ -633,7 +632,7 @@ class AGUITranslator:
 
     def _state_delta(self, event: Event, out: list[ChatEvent]) -> None:
         try:
-            self.state = jsonpatch.apply_patch(self.state, list(event.get("delta") or ()), in_place=False)
+            self.state = apply_patch(self.state, list(event.get("delta") or ()))
         except Exception as exc:  # the client drops a patch that does not apply, and keeps going
             logger.warning("dropped STATE_DELTA: the patch does not apply to the state: %s", exc)
             return
@@ -669,7 +668,7 @@ class AGUITranslator:
             if known is None:
                 return  # the client ignores a delta for an activity it does not hold
             try:
-                content = jsonpatch.apply_patch(known[1], list(event.get("patch") or ()), in_place=False)
+                content = apply_patch(known[1], list(event.get("patch") or ()))
             except Exception as exc:
                 logger.warning("dropped ACTIVITY_DELTA: the patch does not apply: %s", exc)
                 return
