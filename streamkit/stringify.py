@@ -6,6 +6,7 @@ that keeps large payloads cheap.
   (``100.0`` → ``100``, ``1e-6`` → ``0.000001``, ``1e16`` → ``10000000000000000``, an integer beyond 64 bits
   as the double JavaScript reads). It searches orjson's output and walks only the flagged parts;
   :func:`js_walk` is the exact walk of the whole value, :func:`js_json` the same rewrite on JSON bytes.
+* :func:`to_json` is the value the client holds after ``JSON.parse`` of those bytes (a fresh copy).
 * :class:`JsText` keeps the JSON of a growing value in slices, so a small change re-serializes a slice, not
   the whole; :func:`changed_span` finds what changed between two texts with memory comparisons.
 """
@@ -32,6 +33,7 @@ __all__ = [
     "js_value",
     "js_walk",
     "needs_rewrite",
+    "to_json",
 ]
 
 _OPTS = orjson.OPT_NON_STR_KEYS
@@ -141,6 +143,15 @@ def js_value(value: Any) -> Any:
     if len(raw) < _JS_SMALL:  # walking a small value costs less than searching its JSON
         return js_walk(value)
     return value if not needs_rewrite(raw) else _js_rewrite(value, raw)
+
+
+def to_json(value: Any) -> Any:
+    """``value`` as the client holds it after ``JSON.parse`` of our bytes (a fresh, unshared copy).
+
+    Integers beyond 64 bits (which a request may carry: ``JSON.stringify(1e20)`` is written without an
+    exponent) become the floats JavaScript reads them as.
+    """
+    return orjson.loads(dumps(js_value(value)))
 
 
 _JS_SMALL = 512  # below this many bytes of JSON a value is walked right away

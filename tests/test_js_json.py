@@ -20,7 +20,7 @@ from streamkit.aisdk.mapping import AISDKMapper, _unsafe, safe_json
 from streamkit.events import ChatEvent, RunStarted, StateUpdate, TextDelta, TextStart
 from streamkit.frames import encode_frames
 from streamkit.offload import large
-from streamkit.stringify import changed_span, dumps, js_json, js_value, js_walk
+from streamkit.stringify import changed_span, dumps, js_json, js_value, js_walk, to_json
 
 FLOATS = st.sampled_from([100.0, -0.0, 0.0, 2.5, 1e-6, 1.5e-6, 1e-7, 1e16, 1e20, 1e21, 2.0**53, 3e15, -7.0])
 TEXT = st.sampled_from(["", "a", '"', "\\", '\\"', "1.0,", "-0.0]", "e-6", "e+17}", '{"1":', "é", "\n"])
@@ -283,3 +283,8 @@ def test_js_text_rewrites_only_the_pieces_that_changed(monkeypatch: pytest.Monke
     assert len(searched) == 2 and sum(searched) < 3 * stringify._PIECE  # two pieces, not the state
     new["docs"][19000] = {"i": 0, "1": "an integer-like key: JavaScript lists it first"}
     assert pieces.text(new) is None  # the exact walk's turn
+
+
+def test_to_json_is_what_javascript_reads() -> None:
+    assert to_json({"a": 1.0, "b": (1, 2), 3: -0.0, "c": 1e21}) == {"a": 1, "b": [1, 2], "3": 0, "c": 1e21}
+    assert type(to_json(2.0)) is int and type(to_json(2.5)) is float

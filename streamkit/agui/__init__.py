@@ -2,8 +2,8 @@
 
 * :func:`encode` turns a ``ChatEvent`` stream into AG-UI SSE bytes (no ``[DONE]``: the client has none);
 * :func:`routes` serves an agent at a ``POST`` endpoint for ``@ag-ui/client``'s ``HttpAgent`` / CopilotKit;
-* :class:`AGUIMapper` is the pure per-run state machine underneath, :mod:`~streamkit.agui.state` the patch
-  logic, :mod:`~streamkit.agui.request` the ``RunAgentInput`` body, :mod:`~streamkit.agui.messages` the
+* :class:`AGUIMapper` is the pure per-run state machine underneath, :mod:`~streamkit.agui.state` the state
+  diff, :mod:`~streamkit.agui.request` the ``RunAgentInput`` body, :mod:`~streamkit.agui.messages` the
   history's message models and their conversion both ways (:func:`from_agui_messages`,
   :func:`to_agui_messages`), :func:`fold` a reducer that applies AG-UI events to messages and state the way
   the client does;

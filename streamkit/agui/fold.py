@@ -11,7 +11,7 @@ the state and a ``STATE_DELTA`` that does not apply is dropped with a warning, a
 Use it to keep on the server the conversation and state the client will hold (to persist a thread, or to
 answer a reconnect with snapshots), or to check a stream without a browser; :func:`parse_sse` reads the
 events of an SSE body as the client's parser does. Patches are applied with
-:func:`streamkit.agui.state.apply_patch`, which refuses the few patches that only apply by accident of
+:func:`streamkit.patch.apply_patch`, which refuses the few patches that only apply by accident of
 JavaScript; activity and subagent events are not folded.
 """
 
@@ -23,7 +23,8 @@ from typing import Any
 
 import orjson
 
-from .state import PatchError, apply_patch, to_json
+from ..patch import PatchError, apply_patch
+from ..stringify import to_json
 
 __all__ = ["Folded", "fold", "parse_sse"]
 

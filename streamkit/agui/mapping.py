@@ -107,9 +107,10 @@ from ..events import (
 )
 from ..events.logs import run_logger
 from ..offload import LARGE_STATE, heavy
-from ..stringify import dumps, js_value
+from ..patch import PatchError, apply_patch, check_patch
+from ..stringify import dumps, js_value, to_json
 from .messages import json_text, to_agui_messages, tool_content
-from .state import ClientState, PatchError, apply_patch, check_patch, to_json
+from .state import ClientState
 
 __all__ = [
     "DATA",

@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import jsonpatch
 import orjson
 
 from ..events import (
@@ -63,6 +62,7 @@ from ..events import (
 )
 from ..events.logs import run_logger
 from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
+from ..patch import PatchError, apply_patch
 from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
 from .messages import to_ui_messages
 from .request import STATE_PART_ID
@@ -881,8 +881,8 @@ class AISDKMapper:
 
     def _state_delta(self, ev: StateDelta) -> list[Chunk]:
         try:
-            self._state = jsonpatch.apply_patch(self._state, ev.patch, in_place=False)
-        except Exception as exc:
+            self._state = apply_patch(self._state, ev.patch)
+        except PatchError as exc:
             if self._checker.strict:
                 raise ProtocolError(ev, f"the patch does not apply to the current state: {exc}") from exc
             logger.warning("dropped StateDelta: the patch does not apply to the current state: %s", exc)

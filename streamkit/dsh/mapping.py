@@ -56,7 +56,6 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..agui.state import PatchError, apply_patch, check_patch, to_json
 from ..events import (
     ChatEvent,
     Data,
@@ -84,7 +83,8 @@ from ..events import (
     ToolResult,
     UserMessage,
 )
-from ..stringify import dumps, js_value
+from ..patch import PatchError, apply_patch, check_patch
+from ..stringify import dumps, js_value, to_json
 from .messages import to_dsh_messages
 
 __all__ = ["CHUNK", "DONE", "ERROR", "EVENTS", "META", "STEP_BREAK", "DSHMapper"]

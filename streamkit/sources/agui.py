@@ -62,8 +62,6 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any, get_args
 
-import jsonpatch
-
 from ..agui.messages import to_agui_messages
 from ..agui.request import RunAgentInput, to_run_input
 from ..events import (
@@ -104,6 +102,7 @@ from ..events import (
     UserFile,
     UserMessage,
 )
+from ..patch import apply_patch
 from .remote import (
     RemoteAgent,
     Translator,
@@ -614,7 +613,7 @@ class AGUITranslator:
 
     def _state_delta(self, event: Event, out: list[ChatEvent]) -> None:
         try:
-            self.state = jsonpatch.apply_patch(self.state, list(event.get("delta") or ()), in_place=False)
+            self.state = apply_patch(self.state, list(event.get("delta") or ()))
         except Exception as exc:  # the client drops a patch that does not apply, and keeps going
             logger.warning("dropped STATE_DELTA: the patch does not apply to the state: %s", exc)
             return
@@ -648,7 +647,7 @@ class AGUITranslator:
             if known is None:
                 return  # the client ignores a delta for an activity it does not hold
             try:
-                content = jsonpatch.apply_patch(known[1], list(event.get("patch") or ()), in_place=False)
+                content = apply_patch(known[1], list(event.get("patch") or ()))
             except Exception as exc:
                 logger.warning("dropped ACTIVITY_DELTA: the patch does not apply: %s", exc)
                 return

@@ -22,7 +22,6 @@ from streamkit.agui import (
     STEP_RESET,
     TOOL_APPROVAL_RESPONSE,
 )
-from streamkit.agui.state import PatchError, apply_patch, json_equal, to_json
 from streamkit.events import (
     APPROVAL_SCHEMA,
     ChatEvent,
@@ -56,7 +55,8 @@ from streamkit.events import (
     ToolResult,
     UserMessage,
 )
-from streamkit.stringify import dumps, js_value
+from streamkit.patch import PatchError, apply_patch, json_equal
+from streamkit.stringify import dumps, js_value, to_json
 
 
 def repaired(events: Sequence[ChatEvent]) -> list[ChatEvent]:

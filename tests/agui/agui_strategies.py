@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from streamkit.agui.state import diff, to_json
+from streamkit.agui.state import diff
 from streamkit.events import (
     ChatEvent,
     Citation,
@@ -47,6 +47,7 @@ from streamkit.events import (
     UserFile,
     UserMessage,
 )
+from streamkit.stringify import to_json
 
 # --- JSON states ------------------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from dsh_model import meaning
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streamkit.agui.state import to_json
 from streamkit.dsh import EVENTS, DSHMapper, encode, fold, parse_sse
 from streamkit.events import (
     ChatEvent,
@@ -29,7 +28,7 @@ from streamkit.events import (
     ToolResult,
 )
 from streamkit.frames import frame
-from streamkit.stringify import dumps, js_value
+from streamkit.stringify import dumps, js_value, to_json
 
 HISTORY = [{"id": "u0", "role": "user", "content": "hello"}]
 

@@ -32,8 +32,8 @@ from streamkit.events import (
 )
 from streamkit.frames import shutdown_frames
 from streamkit.http import Limits, api_keys
-from streamkit.sources.loop import run_tag
 from streamkit.serve import StreamOptions
+from streamkit.sources.loop import run_tag
 
 seen: list[RunInput] = []
 

@@ -26,7 +26,7 @@ from aisdk_strategies import FULL_RUN, describe, well_formed_runs  # noqa: E402
 
 from conftest import JsOracle  # noqa: E402
 from streamkit import agui, aisdk  # noqa: E402
-from streamkit.agui.state import PatchError, apply_patch, diff  # noqa: E402
+from streamkit.agui.state import diff  # noqa: E402
 from streamkit.demo.agent import Pacing, ScriptedAgent  # noqa: E402
 from streamkit.demo.app import create_app  # noqa: E402
 from streamkit.events import (  # noqa: E402
@@ -62,6 +62,7 @@ from streamkit.events import (  # noqa: E402
     ToolResultPart,
 )
 from streamkit.events.input import ApprovalState, ContextItem, ResumeEntry, Tool  # noqa: E402
+from streamkit.patch import PatchError, apply_patch  # noqa: E402
 from streamkit.sources.agui import AGUITranslator, RemoteAGUIAgent, chat_events, to_run_agent_input  # noqa: E402
 
 
