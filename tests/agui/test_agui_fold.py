@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from agui_expect import same
 
-from conftest import JsOracle
 from streamkit import agui
+from tests.agui.model import same
+from tests.support.oracle import JsOracle
 
 S = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 F = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}

@@ -35,9 +35,9 @@ import httpx
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import ChatEvent, SequenceChecker
+from tests.support.oracle import JsOracle
 
 RECORDED = Path(__file__).parent / "recorded"
 
