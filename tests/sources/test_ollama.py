@@ -83,7 +83,7 @@ def done(reason: str = "stop", prompt: int = 12, evals: int = 30) -> dict[str, A
     return end
 
 
-def fn(name: str, **arguments: Any) -> dict[str, Any]:
+def fn(name: str, /, **arguments: Any) -> dict[str, Any]:
     return {"function": {"name": name, "arguments": arguments}}
 
 
