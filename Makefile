@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
 
-.PHONY: demo test install install-demo lint typecheck system-deps js examples-js bench frontend clean
+.PHONY: demo test test-fast install install-demo lint typecheck system-deps js examples-js bench frontend clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,12 @@ test: system-deps install js examples-js
 	$(BIN)/ruff check streamkit tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+## test-fast: lint, typecheck and the Python tests that need neither node, a browser nor a Next.js build
+test-fast: install
+	$(BIN)/ruff check streamkit tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -m "not node and not browser and not nextjs"
 
 lint: install
 	$(BIN)/ruff check streamkit tests bench

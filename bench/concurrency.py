@@ -4,13 +4,13 @@
 paces ``--interval`` seconds apart (50 ms): it sleeps that long before every event it yields. The server
 (``bench.server``, one uvicorn process) serves them through streamkit's AI SDK route.
 
-The clients are raw asyncio protocols in this process (one loopback connection each, HTTP/1.1 parsed
-only as far as needed), because a full HTTP client per stream would cost more CPU than the server and
-measure itself. Reported: how many streams completed (status 200, every frame, the chunked body ended);
-the inter-frame gaps seen by the clients as a ratio of the pacing (all gaps after each stream's first
-frame; frames that arrive in one read count as a gap of 0); the server's RSS with no stream open and at
-its peak while every stream is open, per open stream; and the CPU time of the server and of the
-clients over the run.
+The clients are raw asyncio protocols in this process (``bench.clients``: one loopback connection each,
+HTTP/1.1 parsed only as far as needed), because a full HTTP client per stream would cost more CPU than the
+server and measure itself. Reported: how many streams completed (status 200, every frame, the chunked
+body ended); the inter-frame gaps seen by the clients as a ratio of the pacing (all gaps after each
+stream's first frame; frames that arrive in one read count as a gap of 0); the server's RSS with no stream
+open and at its peak while every stream is open, per open stream; and the CPU time of the server and of
+the clients over the run.
 """
 
 from __future__ import annotations
@@ -19,70 +19,15 @@ import asyncio
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import orjson
 import psutil  # type: ignore[import-untyped]
 
+from .clients import percentile, run_clients
 from .measure import Target, table
 from .server import AISDK_BODY, ServerProcess, uvicorn_stack
 
 __all__ = ["ConcurrencyReport", "run"]
-
-
-@dataclass
-class _Stream:
-    """One client stream: what arrived and when."""
-
-    arrivals: list[float] = field(default_factory=list)
-    status: int = 0
-    ended: bool = False
-    error: str | None = None
-
-
-class _Client(asyncio.Protocol):
-    """An HTTP/1.1 client for one chunked SSE response, noting each frame's arrival time."""
-
-    def __init__(self, request: bytes, stream: _Stream, done: asyncio.Future[None]) -> None:
-        self.request = request
-        self.stream = stream
-        self.done = done
-        self.head = b""
-        self.in_body = False
-        self.tail = b""  # the last bytes seen, to find a frame end split across reads
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.write(self.request)
-
-    def data_received(self, data: bytes) -> None:
-        now = time.monotonic()
-        if not self.in_body:
-            self.head += data
-            end = self.head.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            self.stream.status = int(self.head[9:12])
-            data = self.head[end + 4 :]
-            self.in_body = True
-        seen = self.tail + data
-        # Every SSE frame ends with a blank line; the chunked framing never holds "\n\n" (JSON escapes
-        # newlines, and chunk sizes are wrapped in "\r\n").
-        frames = seen.count(b"\n\n") - self.tail.count(b"\n\n")
-        self.stream.arrivals.extend([now] * frames)
-        self.tail = seen[-8:]
-        if seen.endswith(b"\r\n0\r\n\r\n"):
-            self.stream.ended = True
-            if self.transport is not None:
-                self.transport.close()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None and self.stream.error is None:
-            self.stream.error = repr(exc)
-        if not self.done.done():
-            self.done.set_result(None)
 
 
 @dataclass
@@ -92,62 +37,6 @@ class ConcurrencyReport:
     text: str
     targets: list[Target]
     problems: list[str]
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-async def _run_clients(
-    port: int, streams: int, frames: int, interval: float, server_pid: int, path: bytes = b"/paced"
-) -> tuple[list[_Stream], dict[str, float]]:
-    server = psutil.Process(server_pid)
-    loop = asyncio.get_running_loop()
-    body = orjson.dumps(AISDK_BODY)
-    request = (
-        b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (path, len(body), body)
-    )
-    results = [_Stream() for _ in range(streams)]
-    done = [loop.create_future() for _ in range(streams)]
-    stats: dict[str, float] = {"rss_peak": 0.0, "open_at_peak": 0.0}
-
-    async def sample() -> None:
-        while True:
-            open_now = sum(1 for s in results if s.arrivals and not s.ended)
-            rss = server.memory_info().rss
-            if open_now == streams and rss > stats["rss_peak"]:
-                stats["rss_peak"] = rss
-                stats["open_at_peak"] = open_now
-            await asyncio.sleep(0.25)
-
-    async def connect(i: int) -> None:
-        try:
-            await loop.create_connection(lambda: _Client(request, results[i], done[i]), "127.0.0.1", port)
-        except OSError as exc:
-            results[i].error = repr(exc)
-            done[i].set_result(None)
-
-    cpu_server = server.cpu_times()
-    cpu_client = time.process_time()
-    started = time.monotonic()
-    sampler = asyncio.ensure_future(sample())
-    try:
-        await asyncio.gather(*(connect(i) for i in range(streams)))
-        budget = frames * interval * 3 + 30
-        finished, _ = await asyncio.wait(done, timeout=budget)
-        for i, fut in enumerate(done):
-            if fut not in finished and results[i].error is None:
-                results[i].error = "timed out"
-    finally:
-        sampler.cancel()
-    wall = time.monotonic() - started
-    cpu_after = server.cpu_times()
-    stats["wall"] = wall
-    stats["server_cpu"] = (cpu_after.user + cpu_after.system) - (cpu_server.user + cpu_server.system)
-    stats["client_cpu"] = time.process_time() - cpu_client
-    return results, stats
 
 
 @dataclass
@@ -179,7 +68,7 @@ def _one(path: str, streams: int, frames: int, interval: float, problems: list[s
         asyncio.run(warm())
         time.sleep(1.0)
         rss_idle = psutil.Process(server.pid).memory_info().rss
-        results, stats = asyncio.run(_run_clients(server.port, streams, frames, interval, server.pid, path.encode()))
+        results, stats = asyncio.run(run_clients(server.port, streams, frames, interval, server.pid, path.encode()))
     complete = [s for s in results if s.status == 200 and s.ended and len(s.arrivals) == frames and s.error is None]
     for s in results:
         if s not in complete and len(problems) < 5:
@@ -192,7 +81,7 @@ def _one(path: str, streams: int, frames: int, interval: float, problems: list[s
     return _Outcome(
         complete=len(complete),
         p50=statistics.median(gaps) / interval if gaps else nan,
-        p99=_percentile(gaps, 0.99) / interval if gaps else nan,
+        p99=percentile(gaps, 0.99) / interval if gaps else nan,
         worst=max(gaps) / interval if gaps else nan,
         rss_idle=rss_idle,
         rss_peak=stats["rss_peak"],

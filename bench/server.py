@@ -12,7 +12,8 @@ Routes:
 * ``POST /paced``: streamkit's AI SDK route serving an agent that yields an event every
   ``--interval`` seconds, ``--frames`` frames in all (the concurrency benchmark).
 * ``POST /state``: streamkit's AG-UI route serving an agent that streams ``StateUpdate``s of a state of
-  ``--state-docs`` documents (``bench.state``) back to back until the client leaves (the state benchmark).
+  ``--state-docs`` documents (``bench.workload.state_updates``) back to back until the client leaves (the
+  state benchmark).
 * ``GET /health``: ``ok``.
 """
 
@@ -48,7 +49,7 @@ from streamkit.events import (
 )
 from streamkit.serve import StreamOptions
 
-from .workload import Workload, agent_events, chat_events, workload
+from .workload import Workload, agent_events, chat_events, state_updates, workload
 
 __all__ = ["AGUI_BODY", "AISDK_BODY", "ServerProcess", "app", "paced_frames", "uvicorn_stack"]
 
@@ -160,8 +161,6 @@ def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starl
         paced_bytes[:] = [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
         paced_bytes[-2:] = [paced_bytes[-2] + paced_bytes[-1]]  # finish and [DONE] leave together
         if state_docs:
-            from .state import state_updates
-
             states[:] = state_updates(state_docs, 6)
         yield
 

@@ -23,7 +23,6 @@ import asyncio
 import copy
 import gc
 import itertools
-import random
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
@@ -38,9 +37,10 @@ from streamkit.aisdk.mapping import AISDKMapper
 from streamkit.events import ChatEvent, RunStarted, StateUpdate
 from streamkit.frames import encode_frames, frame
 
-from .concurrency import _Client, _run_clients, _Stream
+from .clients import Client, Stream, run_clients
 from .measure import Target, table
 from .server import AGUI_BODY, ServerProcess
+from .workload import document, state_updates
 
 __all__ = ["StateReport", "run"]
 
@@ -54,33 +54,6 @@ class StateReport:
     text: str
     targets: list[Target] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-
-
-def _doc(i: int) -> dict[str, Any]:
-    return {
-        "id": f"doc-{i:06d}",
-        "title": f"Document number {i}",
-        "body": "Some words of the document body.",
-        "tags": ["draft", "shared"],
-        "score": round(i * 0.37, 2) + 0.01,
-        "done": i % 2 == 0,
-    }
-
-
-def _state(n: int) -> dict[str, Any]:
-    return {"title": "Shared documents", "documents": [_doc(i) for i in range(n)], "meta": {"version": 0}}
-
-
-def state_updates(n: int, count: int, seed: int = 7) -> list[Any]:
-    """``count + 1`` states: the first, then each a deep copy of the one before with two leaves changed."""
-    rng = random.Random(seed)
-    states = [_state(n)]
-    for k in range(count):
-        new = copy.deepcopy(states[-1])
-        new["documents"][rng.randrange(n)]["score"] = k + 0.5
-        new["documents"][rng.randrange(n)]["done"] = k % 2 == 1
-        states.append(new)
-    return states
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -174,7 +147,7 @@ async def _served(
     ``server`` over loopback, beside one AG-UI stream of state updates of 1.6 MB when ``state``; and how
     many state frames per second that stream received meanwhile."""
     loop = asyncio.get_running_loop()
-    heavy = _Stream()
+    heavy = Stream()
     transport = None
     if state:
         body = orjson.dumps(AGUI_BODY)
@@ -183,11 +156,11 @@ async def _served(
             b"content-length: %d\r\naccept: text/event-stream\r\nconnection: close\r\n\r\n%s" % (len(body), body)
         )
         done: asyncio.Future[None] = loop.create_future()
-        transport, _ = await loop.create_connection(lambda: _Client(request, heavy, done), "127.0.0.1", server.port)
+        transport, _ = await loop.create_connection(lambda: Client(request, heavy, done), "127.0.0.1", server.port)
         while len(heavy.arrivals) < 3:  # the snapshot and the first deltas are out: updates are flowing
             await asyncio.sleep(0.05)
     first = len(heavy.arrivals)
-    results, stats = await _run_clients(server.port, streams, frames, interval, server.pid)
+    results, stats = await run_clients(server.port, streams, frames, interval, server.pid)
     updates = len(heavy.arrivals) - first
     if transport is not None:
         transport.close()
@@ -301,7 +274,7 @@ def run(quick: bool = False) -> StateReport:
     )
 
     inserted = copy.deepcopy(base)
-    inserted["documents"].insert(5000, _doc(-1))
+    inserted["documents"].insert(5000, document(-1))
     keyed = {d["id"]: d for d in base["documents"]}
     renamed = {("renamed" if k == "doc-004321" else k): v for k, v in copy.deepcopy(keyed).items()}
     extra = [_case("list insert (1.6 MB)", base, inserted), _case("key rename (1.6 MB, keyed)", keyed, renamed)]

@@ -3,10 +3,14 @@
 W is one run: a reasoning block of 200 deltas; 3 tool calls, each with 20 argument deltas and a result of
 about 2 KB of JSON; a text answer of 5,000 deltas of about 4 characters; two steps, and the run's start
 and finish around them. The content is generated from a fixed seed, so every run streams the same bytes.
+
+The state workload (benchmark 5, and the server's ``/state`` route): a shared state of N documents and a
+sequence of updates of it (:func:`state_updates`).
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 from collections.abc import AsyncIterator, Iterator
@@ -33,7 +37,16 @@ from streamkit.events import (
     ToolResult,
 )
 
-__all__ = ["ToolCall", "Workload", "agent_events", "build_events", "chat_events", "workload"]
+__all__ = [
+    "ToolCall",
+    "Workload",
+    "agent_events",
+    "build_events",
+    "chat_events",
+    "document",
+    "state_updates",
+    "workload",
+]
 
 REASONING_DELTAS = 200
 TOOL_CALLS = 3
@@ -203,3 +216,31 @@ async def agent_events(w: Workload) -> AsyncIterator[ChatEvent]:
     """W as an agent core streams it: an async generator constructing each event as it goes."""
     for event in build_events(w):
         yield event
+
+
+def document(i: int) -> dict[str, Any]:
+    """Document ``i`` of the shared state (about 150 bytes of JSON)."""
+    return {
+        "id": f"doc-{i:06d}",
+        "title": f"Document number {i}",
+        "body": "Some words of the document body.",
+        "tags": ["draft", "shared"],
+        "score": round(i * 0.37, 2) + 0.01,
+        "done": i % 2 == 0,
+    }
+
+
+def _state(n: int) -> dict[str, Any]:
+    return {"title": "Shared documents", "documents": [document(i) for i in range(n)], "meta": {"version": 0}}
+
+
+def state_updates(n: int, count: int, seed: int = 7) -> list[Any]:
+    """``count + 1`` states: the first, then each a deep copy of the one before with two leaves changed."""
+    rng = random.Random(seed)
+    states = [_state(n)]
+    for k in range(count):
+        new = copy.deepcopy(states[-1])
+        new["documents"][rng.randrange(n)]["score"] = k + 0.5
+        new["documents"][rng.randrange(n)]["done"] = k % 2 == 1
+        states.append(new)
+    return states

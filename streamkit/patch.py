@@ -42,7 +42,7 @@ accepts a patch only by accident of JavaScript, the strict reading is kept inste
 giving a ``StateDelta`` the same meaning. The third-party ``jsonpatch`` is not used at run time: it applies paths
 through ``__proto__`` and refuses a ``remove`` of the root, where the client does the opposite. It stays an
 independent oracle in the tests only: it applies the AG-UI differ's patches beside this engine
-(``tests/agui/test_agui_state.py``) and models the AI SDK state part (``tests/aisdk/aisdk_model.py``,
+(``tests/agui/test_agui_state.py``) and models the AI SDK state part (``tests/aisdk/model.py``,
 ``tests/sources/test_aisdk_source.py``, on patches where the two agree); ``bench/state.py`` times its
 ``make_patch`` as a baseline.
 """

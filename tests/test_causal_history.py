@@ -9,14 +9,12 @@ calls, which is the order a model must see them in.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ChatEvent,
@@ -33,6 +31,8 @@ from streamkit.events import (
     ToolResult,
     ToolResultPart,
 )
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes
 
 Steps = list[list[str]]  # the tool call ids of each step, in call order
 
@@ -65,10 +65,7 @@ def runs(draw: st.DrawFn) -> tuple[list[ChatEvent], Steps]:
 
 
 def _sse(stream: Any) -> str:
-    async def collect() -> bytes:
-        return b"".join([chunk async for chunk in stream])
-
-    return asyncio.run(collect()).decode()
+    return collect_bytes(stream).decode()
 
 
 def assert_causal(run: RunInput, steps: Steps) -> None:

@@ -22,7 +22,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from conftest import LiveServer
 from streamkit import agui, aisdk
 from streamkit.events import (
     ChatEvent,
@@ -36,6 +35,7 @@ from streamkit.events import (
 )
 from streamkit.http import Limits, Unauthorized
 from streamkit.serve import StreamOptions
+from tests.support.server import LiveServer
 
 AISDK_BODY: dict[str, Any] = {
     "id": "chat-1",
@@ -129,8 +129,6 @@ CONTENT_TYPES = st.sampled_from(
     ["application/json", "application/json; charset=utf-8", "text/plain", "", "multipart/form-data"]
 )
 
-fuzz_counts: dict[str, int] = {"aisdk": 0, "agui": 0}
-
 
 @pytest.fixture(scope="module")
 def fuzz_client() -> Any:
@@ -142,7 +140,7 @@ def fuzz_client() -> Any:
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(body=HOSTILE, ctype=CONTENT_TYPES)
 def test_fuzzed_bodies_get_4xx_json_never_5xx_never_a_hang(
-    fuzz_client: httpx.ASGITransport, protocol: str, body: bytes, ctype: str
+    fuzz_client: httpx.ASGITransport, fuzz_counts: dict[str, int], protocol: str, body: bytes, ctype: str
 ) -> None:
     async def go() -> httpx.Response:
         async with httpx.AsyncClient(transport=fuzz_client, base_url="http://test") as client:
@@ -163,7 +161,7 @@ def test_fuzzed_bodies_get_4xx_json_never_5xx_never_a_hang(
         assert response.headers["content-type"].startswith("text/event-stream")
 
 
-def test_fuzz_case_counts_reported() -> None:
+def test_fuzz_case_counts_reported(fuzz_counts: dict[str, int]) -> None:
     print(f"\nfuzzed request bodies: AI SDK {fuzz_counts['aisdk']}, AG-UI {fuzz_counts['agui']}")
     if any(fuzz_counts.values()):  # the fuzz tests ran in this session
         assert fuzz_counts["aisdk"] >= 100 and fuzz_counts["agui"] >= 100
@@ -354,7 +352,7 @@ def test_detached_runs_finish_without_a_reader(live_server: Any, protocol: str) 
 
 @pytest.mark.parametrize("protocol", ["aisdk", "agui"])
 def test_server_shutdown_ends_protocol_streams_in_a_form_the_clients_accept(js: Any, protocol: str) -> None:
-    from test_sse import serve_in_subprocess, shutdown_mid_stream
+    from tests.support.server import serve_in_subprocess, shutdown_mid_stream
 
     proc, port = serve_in_subprocess("sse_app:app")
     try:

@@ -1,6 +1,6 @@
 """The node oracle itself: answers, failures and captured console output."""
 
-from conftest import JsOracle
+from tests.support.oracle import JsOracle
 
 
 def test_oracle_round_trip(js: JsOracle) -> None:

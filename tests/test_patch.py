@@ -10,12 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agui_expect import same
-from agui_strategies import JSON, KEYS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit.agui import AGUIMapper, fold
 from streamkit.aisdk import AISDKMapper
 from streamkit.dsh import DSHMapper
@@ -23,6 +20,9 @@ from streamkit.events import Data, ProtocolError, RunStarted, StateDelta, StateU
 from streamkit.patch import PatchError, apply_patch, check_patch, escape, json_equal
 from streamkit.sources.agui import AGUITranslator
 from streamkit.stringify import to_json
+from tests.agui.model import same
+from tests.agui.strategies import JSON, KEYS
+from tests.support.oracle import JsOracle
 
 # --- unit -------------------------------------------------------------------------------------------
 

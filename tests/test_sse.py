@@ -21,13 +21,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from conftest import JsOracle, LiveServer
 from streamkit.detach import detach, detached_runs
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
 from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, encode_frames, frame
 from streamkit.serve import StreamOptions
 from streamkit.sse import EventStreamResponse
 from streamkit.stringify import dumps, js_value
+from tests.support.oracle import JsOracle
+from tests.support.server import LiveServer, serve_in_subprocess, shutdown_mid_stream
 
 
 class EchoMapper:
@@ -347,49 +348,6 @@ def test_detached_run_continues_after_disconnect_with_bounded_memory(live_server
     while detached_runs() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert detached_runs() == 0
-
-
-def serve_in_subprocess(app: str) -> tuple[Any, int]:
-    """Start ``uvicorn tests/<app>`` in a process of its own (so it can be sent signals); return it and its port."""
-    import os
-    import socket
-    import subprocess
-    import sys
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app, "--port", str(port), "--log-level", "warning"],
-        cwd=os.path.dirname(__file__),
-    )
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError("uvicorn did not start") from None
-            time.sleep(0.05)
-
-
-def shutdown_mid_stream(method: str, url: str, proc: Any, **request: Any) -> bytes:
-    """Read a stream, SIGTERM the server after a few deltas, return everything received."""
-    import signal
-
-    received = b""
-    signalled = False
-    with httpx.stream(method, url, timeout=20, **request) as response:
-        for chunk in response.iter_raw():
-            received += chunk
-            if not signalled and received.count(b"-delta") + received.count(b"_CONTENT") >= 3:
-                proc.send_signal(signal.SIGTERM)
-                signalled = True
-    assert signalled
-    return received
 
 
 def test_server_shutdown_ends_open_streams_with_a_terminal_frame() -> None:

@@ -9,13 +9,9 @@ import logging
 from typing import Any
 
 import pytest
-from agui_expect import expect, repaired, same
-from agui_strategies import careful_runs, sloppy_runs
-from agui_support import HISTORY, body_of, client_run, client_runs, custom_events, frames_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui.routes import mapper_for
 from streamkit.events import (
@@ -54,6 +50,10 @@ from streamkit.events import (
     ToolResult,
     Usage,
 )
+from tests.agui.model import expect, repaired, same
+from tests.agui.strategies import careful_runs, sloppy_runs
+from tests.agui.support import HISTORY, body_of, client_run, client_runs, custom_events, frames_of
+from tests.support.oracle import JsOracle
 
 EVERY_EVENT: list[ChatEvent] = [
     RunStarted(thread_id="th", run_id="run", metadata={"model": "m"}),

@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from agui_expect import same
-from agui_support import body_of, frames_of
 
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.events import RunFinished, RunStarted, TextDelta, TextEnd, TextStart
+from tests.agui.model import same
+from tests.agui.support import body_of, frames_of
+from tests.support.oracle import JsOracle
 
 S = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 F = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}

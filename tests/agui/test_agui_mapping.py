@@ -6,12 +6,9 @@ import logging
 from typing import Any
 
 import pytest
-from agui_strategies import careful_runs, sloppy_runs
-from agui_support import body_of, frames_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui import AGUIMapper
 from streamkit.events import (
@@ -52,6 +49,9 @@ from streamkit.events import (
     ToolResultPart,
     Usage,
 )
+from tests.agui.strategies import careful_runs, sloppy_runs
+from tests.agui.support import body_of, frames_of
+from tests.support.oracle import JsOracle
 
 
 def run(*events: ChatEvent, **options: Any) -> list[dict[str, Any]]:
@@ -495,6 +495,7 @@ def _no_nulls_where_optional(value: Any, path: str = "") -> None:
             _no_nulls_where_optional(v, f"{path}/{i}")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.one_of(careful_runs(), sloppy_runs), st.booleans())
 def test_every_run_is_well_formed(events: list[ChatEvent], strict: bool) -> None:
@@ -534,7 +535,7 @@ def test_every_frame_passes_the_python_sdk_models(events: list[ChatEvent]) -> No
 
 
 def test_every_frame_passes_the_client_schemas(js: JsOracle) -> None:
-    from test_agui_conformance import EVERY_EVENT
+    from tests.agui.test_agui_conformance import EVERY_EVENT
 
     frames = frames_of(body_of(EVERY_EVENT, state={}))
     frames += frames_of(body_of([RunStarted(), RunFinished(interrupts=[Interrupt(id="i", reason="r")])]))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agui_support import body_of, client_runs
 
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui.request import RunAgentInput, pending_tool_calls
 from streamkit.events import FilePart, ReasoningPart, RunFinished, RunStarted, TextPart, ToolCallPart, ToolResultPart
 from streamkit.http import HTTPError, Limits
+from tests.agui.support import body_of, client_runs
+from tests.support.oracle import JsOracle
 
 EVERY_ROLE: list[dict[str, Any]] = [
     {"id": "dev", "role": "developer", "content": "You are terse.", "name": "ops"},

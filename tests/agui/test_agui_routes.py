@@ -9,12 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from agui_support import client_runs, frames_of
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-from conftest import JsOracle, LiveServer
 from streamkit import agui
 from streamkit.events import (
     ChatEvent,
@@ -31,6 +29,9 @@ from streamkit.events import (
 )
 from streamkit.http import Forbidden, Limits
 from streamkit.serve import StreamOptions
+from tests.agui.support import client_runs, frames_of
+from tests.support.oracle import JsOracle
+from tests.support.server import LiveServer
 
 BODY = {
     "threadId": "th",

@@ -13,18 +13,18 @@ from typing import Any
 import jsonpatch
 import orjson
 import pytest
-from agui_expect import same
-from agui_strategies import JSON, edit, state_sequences
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit.agui import AGUIMapper
 from streamkit.agui import state as state_module
 from streamkit.agui.state import ClientState, diff
 from streamkit.events import ProtocolError, RunStarted, StateDelta, StateSnapshot, StateUpdate
 from streamkit.patch import apply_patch, json_equal
 from streamkit.stringify import dumps, to_json
+from tests.agui.model import same
+from tests.agui.strategies import JSON, edit, state_sequences
+from tests.support.oracle import JsOracle
 
 # --- unit -------------------------------------------------------------------------------------------
 
@@ -191,6 +191,7 @@ def _steps(states: list[Any], *, snapshot_when_larger: bool) -> list[dict[str, A
     return steps
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(state_sequences(), st.booleans())
 def test_deltas_reproduce_every_state_in_python(states: list[Any], snapshot_when_larger: bool) -> None:
@@ -269,6 +270,7 @@ def _replay(states: list[Any], steps: list[dict[str, Any]]) -> None:
         assert json_equal(current, to_json(state))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_wide_sequences(), state_sequences()), st.booleans())
 def test_small_slices_reproduce_every_state_in_python(states: list[Any], snapshot_when_larger: bool) -> None:

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_expect import expect, repaired, same
-from agui_support import HISTORY, body_of, client_run, custom_events, frames_of
-
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.agui import AGUIMapper
 from streamkit.events import (
@@ -36,6 +32,9 @@ from streamkit.events import (
     UserFile,
     UserMessage,
 )
+from tests.agui.model import expect, repaired, same
+from tests.agui.support import HISTORY, body_of, client_run, custom_events, frames_of
+from tests.support.oracle import JsOracle
 
 
 def frames(events: list[ChatEvent], **options: Any) -> list[dict[str, Any]]:

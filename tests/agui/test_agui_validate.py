@@ -11,18 +11,13 @@ and the AGUI101/AGUI102 that follow from it (the validator does not count that s
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
-from agui_strategies import careful_runs, sloppy_runs
-from agui_support import body_of, frames_of
 from hypothesis import HealthCheck, given, settings
-from test_agui_conformance import EMPTY_DELTAS, EVERY_EVENT
 
 from streamkit.events import (
     ChatEvent,
@@ -36,19 +31,15 @@ from streamkit.events import (
     ToolCallArgsDelta,
     ToolCallEnd,
 )
+from tests.agui.strategies import careful_runs, sloppy_runs
+from tests.agui.support import body_of, frames_of
+from tests.agui.test_agui_conformance import EMPTY_DELTAS, EVERY_EVENT
+
+pytestmark = pytest.mark.usefixtures("quiet")
 
 _TOOL_ID = re.compile(r"toolCallId '([^']*)'")
 _MESSAGE_ID = re.compile(r"messageId '([^']*)'")
 _REOPEN_RULES = {"AGUI104", "AGUI101", "AGUI102"}  # the id used again; the validator then counts it as not open
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    logger = logging.getLogger("streamkit")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
 
 
 def _invalid_calls(events: list[ChatEvent]) -> set[str]:

@@ -3,19 +3,13 @@ and Chat state machine (tests/js/aisdk.mjs), for `ai` 7 (with `@ai-sdk/react`'s 
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
-from aisdk_model import comparable, meaning, observed, split_frames
-from aisdk_strategies import FULL_RUN, chat_events, describe
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit.aisdk import UIMessageFolder, encode
 from streamkit.events import (
     ChatEvent,
@@ -39,24 +33,18 @@ from streamkit.events import (
     ToolResult,
 )
 from streamkit.stringify import dumps
+from tests.aisdk.model import comparable, meaning, observed, split_frames
+from tests.aisdk.strategies import FULL_RUN, chat_events, describe
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes
+
+pytestmark = pytest.mark.usefixtures("quiet_checker")
 
 VERSIONS = [5, 6, 7]
 
 
-@pytest.fixture(autouse=True)
-def _quiet_checker() -> Iterator[None]:
-    logger = logging.getLogger("streamkit.events")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
-
-
 def body_of(events: Any, **options: Any) -> bytes:
-    async def collect() -> bytes:
-        return b"".join([part async for part in encode(events, **options)])
-
-    return asyncio.run(collect())
+    return collect_bytes(encode(events, **options))
 
 
 def python_fold(body: bytes, message: dict[str, Any] | None = None, version: int = 7) -> UIMessageFolder:

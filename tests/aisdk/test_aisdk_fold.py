@@ -9,15 +9,16 @@ from typing import Any
 
 import orjson
 import pytest
-from aisdk_strategies import FULL_RUN, json_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit.aisdk import UIMessageFolder, afold, encode, fold, parse_sse
 from streamkit.aisdk.partial_json import parse_partial_json
 from streamkit.events import ChatEvent, RunStarted, TextDelta, TextEnd, TextStart
 from streamkit.stringify import dumps
+from tests.aisdk.strategies import FULL_RUN, json_values
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes
 
 
 def sse(chunks: list[dict[str, Any]]) -> bytes:
@@ -174,10 +175,7 @@ def test_fold_continues_an_assistant_message(js: JsOracle) -> None:
 
 
 def test_fold_takes_events_chunks_or_a_body() -> None:
-    async def collect() -> bytes:
-        return b"".join([part async for part in encode(FULL_RUN)])
-
-    body = asyncio.run(collect())
+    body = collect_bytes(encode(FULL_RUN))
     by_body = fold(body)
     assert fold(FULL_RUN) == by_body
     assert fold(parse_sse(body)) == by_body

@@ -9,7 +9,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from conftest import JsOracle
 from streamkit import aisdk
 from streamkit.aisdk import AISDKMapper, ChatRequest, to_run_input
 from streamkit.events import (
@@ -30,6 +29,7 @@ from streamkit.events import (
     hitl,
 )
 from streamkit.serve import StreamOptions
+from tests.support.oracle import JsOracle
 
 
 def test_each_step_of_an_assistant_message_is_its_own_message() -> None:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
-from aisdk_model import check_invariants
-from aisdk_strategies import FULL_RUN
 
 from streamkit.aisdk import CHUNK_FIELDS, CHUNK_TYPES, AISDKMapper
 from streamkit.aisdk.mapping import safe_json
@@ -54,15 +50,10 @@ from streamkit.events import (
     Usage,
 )
 from streamkit.stringify import dumps
+from tests.aisdk.model import check_invariants
+from tests.aisdk.strategies import FULL_RUN
 
-
-@pytest.fixture(autouse=True)
-def _quiet_checker() -> Iterator[None]:
-    logger = logging.getLogger("streamkit.events")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_checker")
 
 
 def run(events: list[ChatEvent], version: int = 7, **options: Any) -> list[dict[str, Any]]:

@@ -3,20 +3,20 @@ and the schema of the chosen client version, and folding it gives back what the 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
-from aisdk_model import check_invariants, comparable, meaning, observed, split_frames
-from aisdk_strategies import chat_events, describe, sloppy_runs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamkit.aisdk import AISDKMapper, UIMessageFolder, encode
 from streamkit.events import ChatEvent, ProtocolError, SequenceChecker
 from streamkit.stringify import dumps
+from tests.aisdk.model import check_invariants, comparable, meaning, observed, split_frames
+from tests.aisdk.strategies import chat_events, describe, sloppy_runs
+from tests.support.streams import collect_bytes
 
 VERSIONS = st.sampled_from([5, 6, 7])
 
@@ -35,12 +35,10 @@ def _fold(chunks: list[dict[str, Any]], version: int = 7) -> UIMessageFolder:
 
 
 def _body(events: Any, **options: Any) -> bytes:
-    async def collect() -> bytes:
-        return b"".join([part async for part in encode(events, **options)])
-
-    return asyncio.run(collect())
+    return collect_bytes(encode(events, **options))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(events=chat_events, version=VERSIONS)
 def test_chunk_stream_keeps_the_rules_and_the_meaning(events: list[ChatEvent], version: int) -> None:

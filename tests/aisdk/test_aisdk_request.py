@@ -4,15 +4,11 @@ field."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from conftest import JsOracle
 from streamkit.aisdk import (
     ChatRequest,
     DynamicToolUIPart,
@@ -52,22 +48,14 @@ from streamkit.events import (
     ToolResult,
     ToolResultPart,
 )
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes
 
-
-@pytest.fixture(autouse=True)
-def _quiet_checker() -> Iterator[None]:
-    logger = logging.getLogger("streamkit.events")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_checker")
 
 
 def sse(events: list[ChatEvent], **options: Any) -> str:
-    async def collect() -> bytes:
-        return b"".join([part async for part in encode(events, **options)])
-
-    return asyncio.run(collect()).decode()
+    return collect_bytes(encode(events, **options)).decode()
 
 
 FIRST = [

@@ -9,13 +9,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from aisdk_model import check_invariants, split_frames
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from conftest import JsOracle, LiveServer
 from streamkit import aisdk
 from streamkit.events import (
     ChatEvent,
@@ -33,6 +31,9 @@ from streamkit.events import (
 )
 from streamkit.http import Forbidden, Limits, Unauthorized
 from streamkit.serve import StreamOptions
+from tests.aisdk.model import check_invariants, split_frames
+from tests.support.oracle import JsOracle
+from tests.support.server import LiveServer
 
 BODY: dict[str, Any] = {
     "tenant": "acme",

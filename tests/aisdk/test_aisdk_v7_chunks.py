@@ -4,15 +4,12 @@ sdk_version, the nearest form older clients get, and the real clients accepting 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 import orjson
 import pytest
-from aisdk_model import check_invariants, split_frames
 
-from conftest import JsOracle
 from streamkit.aisdk import AISDKMapper, UIMessageFolder, encode, fold
 from streamkit.events import (
     ChatEvent,
@@ -42,6 +39,9 @@ from streamkit.events import (
     UserMessage,
 )
 from streamkit.stringify import dumps
+from tests.aisdk.model import check_invariants, split_frames
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes
 
 VERSIONS = [5, 6, 7]
 
@@ -53,10 +53,7 @@ def chunks_of(events: list[ChatEvent], version: int = 7, **options: Any) -> list
 
 
 def body_of(events: list[ChatEvent], **options: Any) -> bytes:
-    async def collect() -> bytes:
-        return b"".join([part async for part in encode(events, **options)])
-
-    return asyncio.run(collect())
+    return collect_bytes(encode(events, **options))
 
 
 def run_client(js: JsOracle, body: bytes, **req: Any) -> dict[str, Any]:

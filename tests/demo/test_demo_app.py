@@ -18,6 +18,7 @@ from streamkit.demo.agent import INSTANT, ScriptedAgent
 from streamkit.demo.app import STATIC_DIR, create_app
 from streamkit.demo.cli import build_parser, main, make_agent
 from streamkit.demo.models import OpenAIAgent
+from tests.support.server import free_port
 
 CHAT_BODY = {
     "id": "chat-1",
@@ -176,13 +177,6 @@ def test_command_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--base-url" in capsys.readouterr().out
     assert main(["demo", "--pacing", "-1"]) == 2
     assert main(["demo", "--max-steps", "0"]) == 2
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def test_python_dash_m_serves_the_demo() -> None:

@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from openai_replay import serve
 
 from streamkit.demo.agent import Pacing, ScriptedAgent
 from streamkit.demo.app import create_app
+from tests.demo.openai_replay import serve
+
+pytestmark = pytest.mark.browser
 
 sync_api = pytest.importorskip("playwright.sync_api")
 

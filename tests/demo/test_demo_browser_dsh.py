@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_demo_browser import ARTIFACTS, browser, demo_url
+import pytest
+
+from tests.demo.test_demo_browser import ARTIFACTS, browser, demo_url
+
+pytestmark = pytest.mark.browser
 
 __all__ = ["browser", "demo_url"]
 

@@ -10,8 +10,11 @@ import os
 from typing import Any
 
 import pytest
-import test_demo_browser as base
-from test_demo_browser import ARTIFACTS, ROOT
+
+from tests.demo import test_demo_browser as base
+from tests.demo.test_demo_browser import ARTIFACTS, ROOT
+
+pytestmark = pytest.mark.browser
 
 browser = base.browser  # the fixtures, shared with the page's other browser tests
 demo_url = base.demo_url

@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import test_demo_browser as base
+
+from tests.demo import test_demo_browser as base
+
+pytestmark = pytest.mark.browser
 
 ARTIFACTS = base.ARTIFACTS
 chat = base.chat

@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_replay import replay_app, serve
 
-from conftest import JsOracle
 from streamkit.demo.agent import INSTANT, ScriptedAgent, script
 from streamkit.demo.app import create_app
 from streamkit.demo.models import OpenAIAgent
 from streamkit.events import ChatEvent, Message, RunInput, TextPart
+from tests.demo.openai_replay import replay_app, serve
+from tests.support.oracle import JsOracle
 
 PROMPTS: dict[str, str] = {
     "chat": "Hi there!",

@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_replay import call_number, serve
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from conftest import JsOracle
 from streamkit import aisdk
 from streamkit.demo.agent import INSTANT, ScriptedAgent, script
 from streamkit.demo.app import create_app, offering
@@ -38,6 +36,8 @@ from streamkit.events import (
     ToolResult,
     hitl,
 )
+from tests.demo.openai_replay import call_number, serve
+from tests.support.oracle import JsOracle
 
 DELETE = "Delete the file notes.txt"
 DELETE_TWO = "Delete notes.txt and todo.txt"

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from openai_replay import replay_app, scenarios, serve
 
 from streamkit.demo.models import ModelConfig, OpenAIAgent
 from streamkit.demo.tools import DEFAULT_TOOLS
@@ -25,6 +24,7 @@ from streamkit.events import (
     Tool,
     ToolCallArgsDelta,
 )
+from tests.demo.openai_replay import replay_app, scenarios, serve
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from conftest import JsOracle
 from streamkit.demo.agent import Pacing, ScriptedAgent
 from streamkit.demo.app import agent_info, create_app
 from streamkit.demo.cli import build_parser, make_agent
 from streamkit.sources.agui import RemoteAGUIAgent
 from streamkit.sources.aisdk import RemoteAISDKAgent
+from tests.support.oracle import JsOracle
 
 
 def _args(*argv: str) -> Any:

@@ -4,14 +4,11 @@ status and result, and the final messages."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import agui_strategies
-import aisdk_strategies
 import orjson
-from dsh_model import meaning
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +26,10 @@ from streamkit.events import (
 )
 from streamkit.frames import frame
 from streamkit.stringify import dumps, js_value, to_json
+from tests.agui import strategies as agui_strategies
+from tests.aisdk import strategies as aisdk_strategies
+from tests.dsh.model import meaning
+from tests.support.streams import collect_bytes
 
 HISTORY = [{"id": "u0", "role": "user", "content": "hello"}]
 
@@ -69,6 +70,7 @@ def check_rules(frames: list[dict[str, Any]]) -> None:
             assert isinstance(data["content"], str) and data["content"]
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None)
 @given(events=runs)
 @example(  # an approval answered twice: the second answer shows nothing
@@ -115,11 +117,8 @@ def test_encode_writes_the_mapped_frames_as_named_events(events: list[ChatEvent]
         for event in events:
             yield event
 
-    async def collect() -> bytes:
-        source = stream() if live else events
-        return b"".join([c async for c in encode(source, agent_id="agent-1", run_id="run-1", history=HISTORY)])
-
-    body = asyncio.run(collect())
+    source = stream() if live else events
+    body = collect_bytes(encode(source, agent_id="agent-1", run_id="run-1", history=HISTORY))
     frames = _map(events)
     for got, want in zip(parse_sse(body), frames, strict=True):
         if want["event"] == "meta":
@@ -137,13 +136,10 @@ def test_an_agent_exception_ends_the_stream_with_error(events: list[ChatEvent], 
             yield event
         raise RuntimeError("secret detail")
 
-    async def collect() -> bytes:
-        return b"".join([c async for c in encode(agent(), agent_id="a", run_id="r", on_error=seen.append)])
-
     seen: list[BaseException] = []
     checker = SequenceChecker()
     before = [out for event in events[:cut] for out in checker.feed(event)]
-    frames = parse_sse(asyncio.run(collect()))
+    frames = parse_sse(collect_bytes(encode(agent(), agent_id="a", run_id="r", on_error=seen.append)))
     check_rules(frames)
     assert [str(e) for e in seen] == ["secret detail"]
     assert b"secret detail" not in dumps(frames)

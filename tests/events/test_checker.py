@@ -37,6 +37,8 @@ from streamkit.events import (
     ToolResult,
 )
 
+pytestmark = pytest.mark.usefixtures("quiet_checker")
+
 # Small id alphabets so that reuse, collisions between kinds and unopened ids happen often.
 TEXT_IDS = st.sampled_from(["a", "t"])
 REASONING_IDS = st.sampled_from(["a", "r"])
@@ -345,11 +347,6 @@ def opened_deltas(events: Sequence[ChatEvent]) -> list[tuple[str, str, str]]:
 def sent(events: list[ChatEvent]) -> list[ChatEvent]:
     """``events`` without their empty deltas, which the checker passes on as nothing."""
     return [e for e in events if not (isinstance(e, TextDelta | ReasoningDelta | ToolCallArgsDelta) and not e.delta)]
-
-
-@pytest.fixture(autouse=True)
-def _quiet(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="streamkit.events")
 
 
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])

@@ -6,7 +6,6 @@ protocols through the real clients over HTTP (``ai``'s Chat with an approval, ``
 from __future__ import annotations
 
 import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -15,10 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import JsOracle, LiveServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "demo"))
-from openai_replay import RECORDINGS, replay_app, serve  # the demo's recorded-model server, shared
+from tests.demo.openai_replay import RECORDINGS, replay_app, serve  # the demo's recorded-model server, shared
+from tests.support.oracle import JsOracle
+from tests.support.server import LiveServer
 
 APP = Path(__file__).resolve().parents[2] / "examples" / "fastapi" / "app.py"
 TOKEN = "s3cret"

@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from examples_support import ARTIFACTS, WATCH_TEXT, browser, build, next_start
 
-from conftest import LiveServer
 from streamkit.demo.agent import Pacing, ScriptedAgent
 from streamkit.demo.app import create_app
+from tests.examples.support import ARTIFACTS, WATCH_TEXT, browser, build, next_start
+from tests.support.server import LiveServer
 
 __all__ = ["browser"]  # the shared fixture
 
-pytestmark = pytest.mark.timeout(900)  # the module's first test builds the app (a few minutes on two cores)
+# the long timeout: the module's first test builds the app (a few minutes on two cores)
+pytestmark = [pytest.mark.nextjs, pytest.mark.browser, pytest.mark.timeout(900)]
 
 ANSWER = '[data-testid="message-assistant"] [data-testid="text"]'
 

@@ -35,10 +35,10 @@ import httpx
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import ChatEvent, SequenceChecker
 from streamkit.serve import StreamOptions
+from tests.support.oracle import JsOracle
 
 RECORDED = Path(__file__).parent / "recorded"
 

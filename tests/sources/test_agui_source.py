@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import sys
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -19,17 +16,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from starlette.applications import Starlette
 
-sys.path[:0] = [str(Path(__file__).parents[1] / "aisdk"), str(Path(__file__).parents[1] / "agui")]
-
-from agui_expect import repaired  # noqa: E402
-from aisdk_strategies import FULL_RUN, describe, well_formed_runs  # noqa: E402
-
-from conftest import JsOracle  # noqa: E402
-from streamkit import agui, aisdk  # noqa: E402
-from streamkit.agui.state import diff  # noqa: E402
-from streamkit.demo.agent import Pacing, ScriptedAgent  # noqa: E402
-from streamkit.demo.app import create_app  # noqa: E402
-from streamkit.events import (  # noqa: E402
+from streamkit import agui, aisdk
+from streamkit.agui.state import diff
+from streamkit.demo.agent import Pacing, ScriptedAgent
+from streamkit.demo.app import create_app
+from streamkit.events import (
     ChatEvent,
     Custom,
     Data,
@@ -61,30 +52,19 @@ from streamkit.events import (  # noqa: E402
     ToolResult,
     ToolResultPart,
 )
-from streamkit.events.input import ApprovalState, ContextItem, ResumeEntry, Tool  # noqa: E402
-from streamkit.patch import PatchError, apply_patch  # noqa: E402
-from streamkit.sources.agui import AGUITranslator, RemoteAGUIAgent, chat_events, to_run_agent_input  # noqa: E402
+from streamkit.events.input import ApprovalState, ContextItem, ResumeEntry, Tool
+from streamkit.patch import PatchError, apply_patch
+from streamkit.sources.agui import AGUITranslator, RemoteAGUIAgent, chat_events, to_run_agent_input
+from tests.agui.model import repaired
+from tests.aisdk.strategies import FULL_RUN, describe, well_formed_runs
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect, collect_bytes, parse_agui_sse
 
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    logger = logging.getLogger("streamkit")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
-
-
-def collect(events: Any) -> list[Any]:
-    async def run() -> list[Any]:
-        return [e async for e in events]
-
-    return asyncio.run(run())
+pytestmark = pytest.mark.usefixtures("quiet")
 
 
 def agui_frames(events: list[ChatEvent], state: Any = None) -> list[dict[str, Any]]:
-    body = b"".join(collect(agui.encode(events, thread_id="th", run_id="run", state=state))).decode()
-    return [json.loads(block[6:]) for block in body.split("\n\n") if block]
+    return parse_agui_sse(collect_bytes(agui.encode(events, thread_id="th", run_id="run", state=state)))
 
 
 def translated(frames: list[dict[str, Any]], state: Any = None) -> list[ChatEvent]:
@@ -210,7 +190,7 @@ def test_generated_runs_round_trip_to_the_ai_sdk_client(js: JsOracle, events: li
 
 def test_agui_output_translates_back_to_the_same_agui_run(js: JsOracle) -> None:
     """AG-UI -> source -> AG-UI: the real AG-UI client ends with the same messages and state."""
-    from agui_support import HISTORY, client_run
+    from tests.agui.support import HISTORY, client_run
 
     events = [e for e in FULL_RUN if not isinstance(e, MessagesSnapshot)]
     direct = agui_frames(events, state={})

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import sys
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -19,20 +16,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from starlette.applications import Starlette
 
-sys.path[:0] = [str(Path(__file__).parents[1] / "aisdk"), str(Path(__file__).parents[1] / "agui")]
-
-from agui_expect import repaired, same  # noqa: E402
-from agui_strategies import careful_runs  # noqa: E402
-from agui_support import HISTORY, client_run, client_runs  # noqa: E402
-from aisdk_strategies import FULL_RUN, describe  # noqa: E402
-
-from conftest import JsOracle  # noqa: E402
-from streamkit import agui, aisdk  # noqa: E402
-from streamkit.aisdk.fold import parse_sse  # noqa: E402
-from streamkit.aisdk.mapping import safe_json  # noqa: E402
-from streamkit.demo.agent import Pacing, ScriptedAgent  # noqa: E402
-from streamkit.demo.app import create_app  # noqa: E402
-from streamkit.events import (  # noqa: E402
+from streamkit import agui, aisdk
+from streamkit.aisdk.fold import parse_sse
+from streamkit.aisdk.mapping import safe_json
+from streamkit.demo.agent import Pacing, ScriptedAgent
+from streamkit.demo.app import create_app
+from streamkit.events import (
     ChatEvent,
     Citation,
     Custom,
@@ -74,29 +63,20 @@ from streamkit.events import (  # noqa: E402
     Usage,
     UserMessage,
 )
-from streamkit.events.input import ApprovalState  # noqa: E402
-from streamkit.sources.aisdk import AISDKTranslator, RemoteAISDKAgent, chat_events, to_chat_request  # noqa: E402
+from streamkit.events.input import ApprovalState
+from streamkit.sources.aisdk import AISDKTranslator, RemoteAISDKAgent, chat_events, to_chat_request
+from tests.agui.model import repaired, same
+from tests.agui.strategies import careful_runs
+from tests.agui.support import HISTORY, client_run, client_runs
+from tests.aisdk.strategies import FULL_RUN, describe
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect, collect_bytes
 
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    logger = logging.getLogger("streamkit")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
-
-
-def collect(events: Any) -> list[Any]:
-    async def run() -> list[Any]:
-        return [e async for e in events]
-
-    return asyncio.run(run())
+pytestmark = pytest.mark.usefixtures("quiet")
 
 
 def aisdk_chunks(events: list[ChatEvent]) -> list[dict[str, Any]]:
-    body = b"".join(collect(aisdk.encode(events)))
-    return list(parse_sse(body))
+    return list(parse_sse(collect_bytes(aisdk.encode(events))))
 
 
 def translated(chunks: list[dict[str, Any]]) -> list[ChatEvent]:

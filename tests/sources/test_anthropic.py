@@ -27,26 +27,7 @@ import anthropic
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import (
-    Meant,
-    Plan,
-    Replay,
-    Reply,
-    agui_body,
-    aisdk_body,
-    assert_clients_agree,
-    collect,
-    httpx2_client,
-    interleave,
-    meant_of_events,
-    plans,
-    recorded,
-    sse,
-    through_agui,
-    through_aisdk,
-)
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ApprovalState,
@@ -79,6 +60,25 @@ from streamkit.sources.anthropic import (
     to_anthropic_request,
 )
 from streamkit.sources.tools import server_tool
+from tests.sources.support import (
+    Meant,
+    Plan,
+    Replay,
+    Reply,
+    agui_body,
+    aisdk_body,
+    assert_clients_agree,
+    collect,
+    httpx2_client,
+    interleave,
+    meant_of_events,
+    plans,
+    recorded,
+    sse,
+    through_agui,
+    through_aisdk,
+)
+from tests.support.oracle import JsOracle
 
 
 def recorded_sse(name: str) -> bytes:

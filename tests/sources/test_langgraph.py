@@ -21,9 +21,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 from starlette.applications import Starlette
-from support import assert_clients_agree, collect, interleave, js_result, meant_of_events, plans, serve
 
-from conftest import JsOracle
 from streamkit import aisdk
 from streamkit.events import (
     ChatEvent,
@@ -45,6 +43,8 @@ from streamkit.events import (
 )
 from streamkit.serve import StreamOptions
 from streamkit.sources.langgraph import LangGraphAgent, to_messages
+from tests.sources.support import assert_clients_agree, collect, interleave, js_result, meant_of_events, plans, serve
+from tests.support.oracle import JsOracle
 
 # --- the chat model test double ---------------------------------------------------------------------
 

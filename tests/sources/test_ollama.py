@@ -27,23 +27,7 @@ import ollama
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import (
-    Meant,
-    Plan,
-    Replay,
-    Reply,
-    agui_body,
-    aisdk_body,
-    assert_clients_agree,
-    collect,
-    meant_of_events,
-    ndjson,
-    plans,
-    recorded,
-    summarize,
-)
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ContextItem,
@@ -64,6 +48,22 @@ from streamkit.events import (
 )
 from streamkit.sources.ollama import OllamaAgent, OllamaTranslator, chat_events, to_ollama_messages, to_ollama_tools
 from streamkit.sources.tools import server_tool
+from tests.sources.support import (
+    Meant,
+    Plan,
+    Replay,
+    Reply,
+    agui_body,
+    aisdk_body,
+    assert_clients_agree,
+    collect,
+    meant_of_events,
+    ndjson,
+    plans,
+    recorded,
+    summarize,
+)
+from tests.support.oracle import JsOracle
 
 HOST = "http://ollama.test"
 
@@ -83,7 +83,7 @@ def done(reason: str = "stop", prompt: int = 12, evals: int = 30) -> dict[str, A
     return end
 
 
-def fn(name: str, **arguments: Any) -> dict[str, Any]:
+def fn(name: str, /, **arguments: Any) -> dict[str, Any]:
     return {"function": {"name": name, "arguments": arguments}}
 
 

@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 from agents import Agent, FunctionTool, function_tool, set_tracing_disabled
-from agents_model import Call, Reasoning, ScriptedModel, Text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
-from support import (
+
+from streamkit.events import Message, ReasoningEnd, RunInput, TextPart, ToolCallPart, ToolResultPart
+from streamkit.sources.openai_agents import AgentsSDKAgent, to_input_items
+from tests.sources.agents_model import Call, Reasoning, ScriptedModel, Text
+from tests.sources.support import (
     assert_clients_agree,
     collect,
     frontend_tool_runs,
@@ -23,10 +26,7 @@ from support import (
     serve,
     summarize,
 )
-
-from conftest import JsOracle
-from streamkit.events import Message, ReasoningEnd, RunInput, TextPart, ToolCallPart, ToolResultPart
-from streamkit.sources.openai_agents import AgentsSDKAgent, to_input_items
+from tests.support.oracle import JsOracle
 
 set_tracing_disabled(True)  # offline: no trace export
 

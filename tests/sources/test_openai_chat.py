@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
-from support import Replay, Reply, collect, recorded, sse, summarize
 
 from streamkit.events import (
     ApprovalState,
@@ -37,6 +36,7 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import ChatTranslator, OpenAIChatAgent, chat_events, chat_messages
 from streamkit.sources.tools import server_tool
+from tests.sources.support import Replay, Reply, collect, recorded, sse, summarize
 
 DEMO = Path(__file__).parent.parent / "demo" / "recordings"
 MODEL = "gpt-4o-2024-08-06"

@@ -13,10 +13,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from support import Replay, Reply, aisdk_body, collect, sse, summarize
-from test_openai_responses import sdk, stream_of
-
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ChatEvent,
@@ -30,6 +26,9 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, ResponsesTranslator, responses_events, responses_input
 from streamkit.sources.tools import ServerTool
+from tests.sources.support import Replay, Reply, aisdk_body, collect, sse, summarize
+from tests.sources.test_openai_responses import sdk, stream_of
+from tests.support.oracle import JsOracle
 
 CUSTOM_TOOLS = [
     {"type": "custom", "name": "code_exec", "description": "Runs Python code."},

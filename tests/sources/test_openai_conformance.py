@@ -23,20 +23,7 @@ from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
-from support import (
-    Plan,
-    Replay,
-    Reply,
-    agui_body,
-    aisdk_body,
-    assert_clients_agree,
-    collect,
-    interleave,
-    plans,
-    recorded,
-)
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import ChatEvent, Message, RunInput, TextPart
 from streamkit.sources.openai import (
@@ -48,6 +35,19 @@ from streamkit.sources.openai import (
     responses_input,
 )
 from streamkit.sources.tools import server_tool
+from tests.sources.support import (
+    Plan,
+    Replay,
+    Reply,
+    agui_body,
+    aisdk_body,
+    assert_clients_agree,
+    collect,
+    interleave,
+    plans,
+    recorded,
+)
+from tests.support.oracle import JsOracle
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

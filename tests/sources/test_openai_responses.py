@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
-from support import Replay, Reply, collect, recorded, sse, summarize
 
 from streamkit.events import (
     Message,
@@ -37,6 +36,7 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_events, responses_input
 from streamkit.sources.tools import server_tool
+from tests.sources.support import Replay, Reply, collect, recorded, sse, summarize
 
 MODEL = "gpt-5.1-codex-max"
 

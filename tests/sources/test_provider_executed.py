@@ -18,11 +18,6 @@ import asyncio
 import json
 from typing import Any
 
-from support import Replay, Reply, agui_body, aisdk_body, collect, recorded
-from test_anthropic import anthropic_client, block_start, block_stop, delta, message_end, message_start, wire
-from test_openai_responses import body_events, sdk
-
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ChatEvent,
@@ -38,6 +33,18 @@ from streamkit.events import (
 from streamkit.sources.anthropic import AnthropicAgent, AnthropicTranslator, to_anthropic_messages
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
+from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect, recorded
+from tests.sources.test_anthropic import (
+    anthropic_client,
+    block_start,
+    block_stop,
+    delta,
+    message_end,
+    message_start,
+    wire,
+)
+from tests.sources.test_openai_responses import body_events, sdk
+from tests.support.oracle import JsOracle
 
 WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
 

@@ -14,19 +14,7 @@ from pydantic_ai import Agent, ModelRetry
 from pydantic_ai import messages as pai
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
-from support import (
-    assert_clients_agree,
-    collect,
-    frontend_tool_runs,
-    interleave,
-    js_result,
-    meant_of_events,
-    plans,
-    serve,
-    summarize,
-)
 
-from conftest import JsOracle
 from streamkit.events import (
     ApprovalState,
     Message,
@@ -39,6 +27,18 @@ from streamkit.events import (
     ToolResultPart,
 )
 from streamkit.sources.pydantic_ai import PydanticAIAgent, to_model_messages
+from tests.sources.support import (
+    assert_clients_agree,
+    collect,
+    frontend_tool_runs,
+    interleave,
+    js_result,
+    meant_of_events,
+    plans,
+    serve,
+    summarize,
+)
+from tests.support.oracle import JsOracle
 
 
 class Script:

@@ -1,4 +1,5 @@
-"""The app each worker process of the two-worker tests serves (``uvicorn resume_app:create_app --factory``).
+"""The app each worker process of the two-worker tests serves
+(``uvicorn tests.store.resume_app:create_app --factory``).
 
 Both protocols in resumable mode on one Redis (``STREAMKIT_REDIS_URL``, key prefix ``STREAMKIT_PREFIX``,
 lease ``STREAMKIT_LEASE`` seconds), the paced scripted agent (``STREAMKIT_PACE`` seconds per delta), and an
@@ -11,7 +12,6 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from resume_agent import agent
 from starlette.applications import Starlette
 from starlette.requests import Request
 
@@ -21,6 +21,7 @@ from streamkit.resumable import Resumable
 from streamkit.serve import StreamOptions
 from streamkit.store import StoreLimits
 from streamkit.store.redis import RedisStore
+from tests.store.resume_agent import agent
 
 
 def authorize(request: Request) -> dict[str, str]:

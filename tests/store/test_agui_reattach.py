@@ -7,14 +7,14 @@ import json
 from typing import Any
 
 import pytest
-from resume_agent import scripted
 
-from conftest import JsOracle
 from streamkit.agui.fold import fold
 from streamkit.agui.mapping import AGUIMapper
 from streamkit.agui.resume import GONE_TEXT, frames_of, reattach, snapshot
 from streamkit.frames import encode_frames
 from streamkit.store import MemoryStore
+from tests.store.resume_agent import scripted
+from tests.support.oracle import JsOracle
 
 THREAD, RUN = "thread-1", "run-1"
 INPUT = [{"id": "u1", "role": "user", "content": "weather in Paris?"}]

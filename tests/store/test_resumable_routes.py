@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_agent import scripted
 from starlette.applications import Starlette
 from starlette.requests import Request
 
@@ -22,6 +21,7 @@ from streamkit.http import Unauthorized
 from streamkit.resumable import Resumable
 from streamkit.serve import StreamOptions
 from streamkit.store import MemoryStore
+from tests.store.resume_agent import scripted
 
 ALICE = {"authorization": "Bearer alice"}
 BOB = {"authorization": "Bearer bob"}

@@ -20,10 +20,10 @@ import httpx
 import orjson
 import pytest
 
-from conftest import JsOracle
 from streamkit.resumable import LOST_TEXT
+from tests.support.oracle import JsOracle
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parents[2]
 LEASE = 1.5
 PACE = 0.03
 ALICE = {"authorization": "Bearer alice"}
@@ -31,7 +31,7 @@ BOB = {"authorization": "Bearer bob"}
 
 
 class Worker:
-    """``uvicorn resume_app:create_app`` in a process of its own on a free loopback port."""
+    """``uvicorn tests.store.resume_app:create_app`` in a process of its own on a free loopback port."""
 
     def __init__(self, redis_url: str, prefix: str) -> None:
         sock = socket.socket()
@@ -45,7 +45,8 @@ class Worker:
         )
         self.proc = subprocess.Popen(
             [
-                *(sys.executable, "-m", "uvicorn", "resume_app:create_app", "--factory", "--app-dir", str(HERE)),
+                *(sys.executable, "-m", "uvicorn", "tests.store.resume_app:create_app", "--factory"),
+                *("--app-dir", str(ROOT)),
                 *("--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"),
             ],
             env=env,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from conftest import JsOracle
 from streamkit import agui
 from streamkit.events import ChatEvent
+from tests.support.oracle import JsOracle
+from tests.support.streams import collect_bytes, parse_agui_sse
 
 HISTORY = [{"id": "h-user", "role": "user", "content": "earlier"}]
 """The client's history before the run, in every conformance test unless said otherwise."""
@@ -20,20 +19,11 @@ def body_of(events: Iterable[ChatEvent], **options: Any) -> str:
     options.setdefault("thread_id", "th")
     options.setdefault("run_id", "run")
 
-    async def collect() -> bytes:
-        return b"".join([chunk async for chunk in agui.encode(events, **options)])
-
-    return asyncio.run(collect()).decode()
+    return collect_bytes(agui.encode(events, **options)).decode()
 
 
-def frames_of(body: str) -> list[dict[str, Any]]:
-    """The events of an SSE body (every frame is one ``data:`` line)."""
-    out = []
-    for block in body.split("\n\n"):
-        if block:
-            assert block.startswith("data: ") and "\n" not in block, block
-            out.append(json.loads(block[6:]))
-    return out
+frames_of = parse_agui_sse
+"""The events of an SSE body (every frame is one ``data:`` line): the suite's AG-UI reader."""
 
 
 def client_runs(

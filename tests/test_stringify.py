@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit import frames, offload, stringify
 from streamkit.aisdk import mapping
 from streamkit.aisdk.mapping import AISDKMapper, _unsafe, safe_json
@@ -21,6 +20,7 @@ from streamkit.events import ChatEvent, RunStarted, StateUpdate, TextDelta, Text
 from streamkit.frames import encode_frames
 from streamkit.offload import large
 from streamkit.stringify import changed_span, dumps, js_json, js_value, js_walk, to_json
+from tests.support.oracle import JsOracle
 
 FLOATS = st.sampled_from([100.0, -0.0, 0.0, 2.5, 1e-6, 1.5e-6, 1e-7, 1e16, 1e20, 1e21, 2.0**53, 3e15, -7.0])
 TEXT = st.sampled_from(["", "a", '"', "\\", '\\"', "1.0,", "-0.0]", "e-6", "e+17}", '{"1":', "é", "\n"])

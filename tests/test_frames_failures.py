@@ -10,7 +10,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import JsOracle
 from streamkit import agui, aisdk
 from streamkit.events import (
     ChatEvent,
@@ -33,6 +32,7 @@ from streamkit.events import (
     ToolResult,
 )
 from streamkit.frames import DEFAULT_ERROR_TEXT
+from tests.support.oracle import JsOracle
 
 
 def script() -> list[ChatEvent]:

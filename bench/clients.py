@@ -1,0 +1,138 @@
+"""The benchmarks' raw asyncio SSE client: many paced streams from one process, each frame's arrival timed.
+
+The clients are asyncio protocols (one loopback connection each, HTTP/1.1 parsed only as far as needed),
+because a full HTTP client per stream would cost more CPU than the server and measure itself. The
+concurrency benchmark (``bench.concurrency``) and the pacing run of the state benchmark (``bench.state``)
+share them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import orjson
+import psutil  # type: ignore[import-untyped]
+
+from .server import AISDK_BODY
+
+__all__ = ["Client", "Stream", "percentile", "run_clients"]
+
+
+@dataclass
+class Stream:
+    """One client stream: what arrived and when."""
+
+    arrivals: list[float] = field(default_factory=list)
+    status: int = 0
+    ended: bool = False
+    error: str | None = None
+
+
+class Client(asyncio.Protocol):
+    """An HTTP/1.1 client for one chunked SSE response, noting each frame's arrival time."""
+
+    def __init__(self, request: bytes, stream: Stream, done: asyncio.Future[None]) -> None:
+        self.request = request
+        self.stream = stream
+        self.done = done
+        self.head = b""
+        self.in_body = False
+        self.tail = b""  # the last bytes seen, to find a frame end split across reads
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        if not self.in_body:
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            self.stream.status = int(self.head[9:12])
+            data = self.head[end + 4 :]
+            self.in_body = True
+        seen = self.tail + data
+        # Every SSE frame ends with a blank line; the chunked framing never holds "\n\n" (JSON escapes
+        # newlines, and chunk sizes are wrapped in "\r\n").
+        frames = seen.count(b"\n\n") - self.tail.count(b"\n\n")
+        self.stream.arrivals.extend([now] * frames)
+        self.tail = seen[-8:]
+        if seen.endswith(b"\r\n0\r\n\r\n"):
+            self.stream.ended = True
+            if self.transport is not None:
+                self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None and self.stream.error is None:
+            self.stream.error = repr(exc)
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank, no interpolation)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run_clients(
+    port: int, streams: int, frames: int, interval: float, server_pid: int, path: bytes = b"/paced"
+) -> tuple[list[Stream], dict[str, float]]:
+    """Open ``streams`` streams of ``path`` on ``port`` at once and read them to their end.
+
+    Returns each stream and the run's statistics: ``wall``, the server's ``server_cpu`` and the clients'
+    ``client_cpu`` (seconds), and ``rss_peak`` (the server's largest RSS while every stream was open) with
+    ``open_at_peak``.
+    """
+    server = psutil.Process(server_pid)
+    loop = asyncio.get_running_loop()
+    body = orjson.dumps(AISDK_BODY)
+    request = (
+        b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (path, len(body), body)
+    )
+    results = [Stream() for _ in range(streams)]
+    done = [loop.create_future() for _ in range(streams)]
+    stats: dict[str, float] = {"rss_peak": 0.0, "open_at_peak": 0.0}
+
+    async def sample() -> None:
+        while True:
+            open_now = sum(1 for s in results if s.arrivals and not s.ended)
+            rss = server.memory_info().rss
+            if open_now == streams and rss > stats["rss_peak"]:
+                stats["rss_peak"] = rss
+                stats["open_at_peak"] = open_now
+            await asyncio.sleep(0.25)
+
+    async def connect(i: int) -> None:
+        try:
+            await loop.create_connection(lambda: Client(request, results[i], done[i]), "127.0.0.1", port)
+        except OSError as exc:
+            results[i].error = repr(exc)
+            done[i].set_result(None)
+
+    cpu_server = server.cpu_times()
+    cpu_client = time.process_time()
+    started = time.monotonic()
+    sampler = asyncio.ensure_future(sample())
+    try:
+        await asyncio.gather(*(connect(i) for i in range(streams)))
+        budget = frames * interval * 3 + 30
+        finished, _ = await asyncio.wait(done, timeout=budget)
+        for i, fut in enumerate(done):
+            if fut not in finished and results[i].error is None:
+                results[i].error = "timed out"
+    finally:
+        sampler.cancel()
+    wall = time.monotonic() - started
+    cpu_after = server.cpu_times()
+    stats["wall"] = wall
+    stats["server_cpu"] = (cpu_after.user + cpu_after.system) - (cpu_server.user + cpu_server.system)
+    stats["client_cpu"] = time.process_time() - cpu_client
+    return results, stats

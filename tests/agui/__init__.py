@@ -1,0 +1,1 @@
+"""Tests of ``streamkit.agui``: the AG-UI mapping, request, routes and fold, against the real ``HttpAgent``."""

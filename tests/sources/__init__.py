@@ -1,0 +1,1 @@
+"""Tests of ``streamkit.sources``: provider SDKs, frameworks and remote protocol servers as ChatEvents."""

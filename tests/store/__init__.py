@@ -1,0 +1,1 @@
+"""Tests of ``streamkit.store`` and ``streamkit.resumable``: stream stores, resumable runs, reattach."""

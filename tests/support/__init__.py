@@ -1,0 +1,1 @@
+"""What the tests share: the node oracle, a live server, stream readers and the quiet-logging fixtures."""
