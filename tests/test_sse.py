@@ -24,12 +24,12 @@ from starlette.routing import Route
 from conftest import JsOracle, LiveServer
 from streamkit.detach import detach, detached_runs
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
-from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, encode_frames, frame
+from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, MapperBase, encode_frames, frame
 from streamkit.sse import EventStreamResponse
 from streamkit.stringify import dumps, js_value
 
 
-class EchoMapper:
+class EchoMapper(MapperBase):
     """A minimal mapper: one frame per checked event, an error frame on failure."""
 
     def __init__(self) -> None:

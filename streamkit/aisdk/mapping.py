@@ -62,6 +62,7 @@ from ..events import (
     UserMessage,
 )
 from ..events.logs import run_logger
+from ..frames import MapperBase
 from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
 from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
 from .request import STATE_PART_ID, to_ui_messages
@@ -315,7 +316,7 @@ def _citation(citation: Citation) -> Chunk:
     return out
 
 
-class AISDKMapper:
+class AISDKMapper(MapperBase):
     """Maps one run's ``ChatEvent`` stream to UI Message Stream chunk dicts.
 
     ``feed(event)`` returns the chunks for one event, ``close()`` those that end the run when the core's

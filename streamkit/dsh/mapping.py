@@ -84,6 +84,7 @@ from ..events import (
     ToolResult,
     UserMessage,
 )
+from ..frames import MapperBase
 from ..stringify import dumps, js_value
 from .messages import to_dsh_messages
 
@@ -141,7 +142,7 @@ class _Turn:
         return out
 
 
-class DSHMapper:
+class DSHMapper(MapperBase):
     """Maps one run's ``ChatEvent`` stream to the dialect's named events (a :class:`streamkit.frames.Mapper`).
 
     ``agent_id`` names the agent (and, unless ``thread_id`` says otherwise, the session); ``run_id`` the run.
