@@ -16,9 +16,9 @@ drain off). Each point below is deliberate:
    writes it, LF line endings), so sse-starlette's per-item encoding (``ServerSentEvent``, separators) has no
    work here; a synchronous iterable is not accepted.
 2. **Two tasks per stream instead of four.** sse-starlette runs the stream, a ping task, a shutdown listener and
-   a disconnect listener. Here the frames run in one task and a single watcher (:meth:`EventStreamResponse.
-   _watch`) waits for the client to leave, sends the heartbeats, watches the sends and hears the shutdown: one
-   heartbeat and send watchdog, for every scope. Each task costs a few kilobytes and a wake-up per stream.
+   a disconnect listener. Here the frames run in one task and a single watcher (``_watch``) waits for the
+   client to leave, sends the heartbeats, watches the sends and hears the shutdown: one heartbeat and send
+   watchdog, for every scope, and two tasks fewer to start, schedule and cancel per stream.
 3. **A heartbeat only after an idle interval.** ``: ping`` (no timestamp) goes out ``heartbeat`` seconds after
    the last write of any kind, not every ``heartbeat`` seconds whatever the traffic: a busy stream carries no
    pings, a silent one (a long tool call) still shows the proxies it is alive.
