@@ -2,15 +2,22 @@
 
 * :func:`frame` is one SSE event: ``data: <json>\\n\\n`` (LF only: the AG-UI client splits on ``\\n\\n``), or
   ``event: <name>\\ndata: <json>\\n\\n`` for a named event (dialects that name their events; see :class:`Mapper`).
+* :class:`Mapper` is what a protocol mapping implements, :class:`MapperBase` the defaults of its optional parts.
 * :func:`encode_frames` runs a protocol mapper over a ``ChatEvent`` stream, turning an agent exception or an
-  unserializable value into the protocol's error frames, and always closing the agent's iterator.
+  unserializable value into the protocol's error frames, and always closing the agent's iterator. It has two
+  drains: events that come one by one (an agent's async generator) leave a chunk each, as soon as mapped;
+  events that are all there (a list) are collected into chunks of about ``coalesce`` bytes. Both write a
+  delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
+  stream's events; :func:`_fitting` is the frame-size limit's rule for what still goes out of an event that is
+  too large.
 * :func:`start_agent` calls the agent so that a call that raises ends in error frames too;
   :func:`shutdown_frames` ends a run the server's shutdown cut short.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol, get_args
 
 import anyio
@@ -18,8 +25,8 @@ import orjson
 
 from .events import Agent, ChatEvent, RunInput
 from .events.logs import run_logger
-from .offload import _local, breathe, heavy
-from .stringify import _OPTS, _default
+from .offload import breathe, heavy, run_offloaded
+from .stringify import json_default
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -27,9 +34,9 @@ __all__ = [
     "ErrorHook",
     "FrameTooLarge",
     "Mapper",
+    "MapperBase",
     "NotAnEvent",
     "encode_frames",
-    "error_text",
     "frame",
     "shutdown_frames",
     "start_agent",
@@ -63,18 +70,34 @@ def _event_line(event: str) -> bytes:
 class Mapper(Protocol):
     """A protocol mapping: a pure, per-run state machine from ``ChatEvent`` to frame dicts.
 
-    A mapper may also publish the hot path as ``delta_prefixes``, a mapping from an event type to a mapping
-    from block id to bytes: for a delta event (one with ``id`` and ``delta``) found there, the one frame
-    ``feed`` would return is ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would
-    change no state (the block is open in the sequence checker and in the mapper). :func:`encode_frames`
-    then writes that frame without calling ``feed``. The mapper keeps the same mapping objects current,
-    updating them in place.
+    Besides ``feed``, ``close`` and ``fail``, a mapper has three optional parts, whose defaults
+    :class:`MapperBase` gives (derive from it and set only what differs):
 
-
-    A mapper whose class sets ``named_events = True`` returns frames of the form ``{"event": name, "data":
-    payload}``, written as ``event: <name>\\ndata: <payload JSON>\\n\\n``; its ``delta_prefixes`` then hold the
-    frame's whole start, ``event:`` line and ``data: `` included.
+    * ``named_events``: a mapper whose class sets it to ``True`` returns frames of the form ``{"event": name,
+      "data": payload}``, written as ``event: <name>\\ndata: <payload JSON>\\n\\n``; its ``delta_prefixes``
+      then hold the frame's whole start, ``event:`` line and ``data: `` included.
+    * ``delta_prefixes``: the hot path, a mapping from an event type to a mapping from block id to bytes: for a
+      delta event (one with ``id`` and ``delta``) found there, the one frame ``feed`` would return is
+      ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would change no state (the block
+      is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame without
+      calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+    * ``offload(event)``: whether feeding ``event`` is heavy enough to run in a worker thread, so that the event
+      loop keeps serving other streams meanwhile (by default :func:`~streamkit.offload.heavy`: a large payload).
     """
+
+    @property
+    def named_events(self) -> bool:
+        """Whether frames are ``{"event", "data"}`` named events (else plain ``data:`` frames)."""
+        ...
+
+    @property
+    def delta_prefixes(self) -> Mapping[str, Mapping[str, bytes]]:
+        """The frame prefixes of the delta hot path, by event type and block id."""
+        ...
+
+    def offload(self, event: ChatEvent) -> bool:
+        """Whether ``event`` is mapped and encoded off the event loop."""
+        ...
 
     def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
         """Frames for one event (the sequence checker runs inside)."""
@@ -89,11 +112,32 @@ class Mapper(Protocol):
         ...
 
 
+_NO_PREFIXES: Mapping[str, Mapping[str, bytes]] = MappingProxyType({})
+
+
+class MapperBase:
+    """The defaults of a :class:`Mapper`'s optional parts: plain ``data:`` frames, no delta hot path, and
+    :func:`~streamkit.offload.heavy` events mapped off the event loop. A mapper class derives from it and
+    implements ``feed``, ``close`` and ``fail``."""
+
+    __slots__ = ()
+
+    named_events: bool = False
+    """Plain ``data:`` frames (see :class:`Mapper`)."""
+
+    delta_prefixes: Mapping[str, Mapping[str, bytes]] = _NO_PREFIXES
+    """No delta hot path (see :class:`Mapper`)."""
+
+    offload = staticmethod(heavy)
+    """Events that carry a large payload go to a worker thread (see :class:`Mapper`)."""
+
+
 ErrorHook = Callable[[BaseException], object]
-_NO_PREFIXES: Mapping[str, Mapping[str, bytes]] = {}
+
+_Frame = dict[str, Any]
 
 
-def error_text(exc: BaseException, expose_errors: bool) -> str:
+def _error_text(exc: BaseException, expose_errors: bool) -> str:
     """What the client is told of ``exc``: its text when ``expose_errors``, else a generic message."""
     if expose_errors:
         return str(exc) or type(exc).__name__
@@ -101,39 +145,47 @@ def error_text(exc: BaseException, expose_errors: bool) -> str:
 
 
 _dumps = orjson.dumps
+_NON_STR_KEYS = orjson.OPT_NON_STR_KEYS
 
 
-def _payload(value: dict[str, Any]) -> bytes:
+def _payload(value: _Frame) -> bytes:
     """``value`` as JSON. Frames almost never hold a non-string key, and orjson is faster without the option
     that allows them, so it is only asked for when needed (the bytes are the same either way)."""
     try:
-        return _dumps(value, default=_default)
+        return _dumps(value, default=json_default)
     except TypeError:
-        return _dumps(value, default=_default, option=_OPTS)
+        return _dumps(value, default=json_default, option=_NON_STR_KEYS)
 
 
-def _encode(frames: list[dict[str, Any]]) -> bytes:
+def _encode(frames: list[_Frame]) -> bytes:
     if len(frames) == 1:
         return b"".join((b"data: ", _payload(frames[0]), b"\n\n"))
     return b"".join((b"data: ", b"\n\ndata: ".join([_payload(f) for f in frames]), b"\n\n"))
 
 
-def _named_payload(value: dict[str, Any]) -> bytes:
+def _named_payload(value: _Frame) -> bytes:
     """A named frame ``{"event", "data"}`` as ``event: <name>\\ndata: <json>`` (without the blank line)."""
     line = _EVENT_LINES.get(value["event"]) or _event_line(value["event"])
     try:
-        return line + b"data: " + _dumps(value["data"], default=_default)
+        return line + b"data: " + _dumps(value["data"], default=json_default)
     except TypeError:
-        return line + b"data: " + _dumps(value["data"], default=_default, option=_OPTS)
+        return line + b"data: " + _dumps(value["data"], default=json_default, option=_NON_STR_KEYS)
 
 
-def _encode_named(frames: list[dict[str, Any]]) -> bytes:
+def _encode_named(frames: list[_Frame]) -> bytes:
     return b"\n\n".join([_named_payload(f) for f in frames]) + b"\n\n"
 
 
-def _encoder(mapper: object) -> Callable[[list[dict[str, Any]]], bytes]:
-    """How ``mapper``'s frames are written: plain ``data:`` frames, or named events."""
-    return _encode_named if getattr(mapper, "named_events", False) else _encode
+_Encode = Callable[[list[_Frame]], bytes]
+
+
+def _format(mapper: Mapper) -> tuple[_Encode, Callable[[_Frame], bytes], bytes]:
+    """How ``mapper``'s frames are written (plain ``data:`` frames, or named events): the bytes of a list of
+    frames, the payload of one frame, and what comes before a payload in a frame (a named payload holds its
+    lines)."""
+    if mapper.named_events:
+        return _encode_named, _named_payload, b""
+    return _encode, _payload, b"data: "
 
 
 async def _aclose(iterator: object) -> None:
@@ -142,7 +194,7 @@ async def _aclose(iterator: object) -> None:
         await aclose()
 
 
-async def encode_frames(
+def encode_frames(
     events: AsyncIterable[ChatEvent] | Iterable[ChatEvent],
     mapper: Mapper,
     *,
@@ -160,75 +212,99 @@ async def encode_frames(
     up to ``coalesce`` bytes, since all of it is ready. ``trailer`` is written after the last frame. The
     events' iterator is always closed.
     """
-    feed = mapper.feed
-    table: Mapping[str, Mapping[str, bytes]] | None = getattr(mapper, "delta_prefixes", None)
-    live = _NO_PREFIXES if table is None else table
-    named = getattr(mapper, "named_events", False)
-    encode = _encode_named if named else _encode
-    lead = b"" if named else b"data: "  # what comes before a payload (a named frame's payload holds its lines)
-    sep = b"\n\n" + lead
-    payload_of = _named_payload if named else _payload
-    extra = len(lead) + 2
-    event: Any = None
-    offload: Callable[[ChatEvent], bool] = getattr(mapper, "offload", heavy)
-
-    def work(event: ChatEvent) -> tuple[list[dict[str, Any]], bytes]:  # mapped and encoded in a worker thread
-        _local.offloaded = True
-        try:
-            frames = feed(event)
-            breathe()
-            return frames, encode(frames) if frames else b""
-        finally:
-            _local.offloaded = False
-
+    ending = _Ending(mapper, trailer, expose_errors, on_error)
     if isinstance(events, AsyncIterable):
-        iterator: Any = aiter(events)
-        try:
-            try:
-                async for event in iterator:
-                    # The fields of a pydantic model live in its __dict__; reading them there is faster.
-                    fields = event.__dict__
-                    prefixes = live.get(fields["type"])
-                    if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                        if not fields["delta"]:
-                            continue  # an empty delta sends no frame
-                        chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
-                    elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
-                        frames, chunk = await anyio.to_thread.run_sync(work, event)
-                        if not chunk:
-                            continue
-                        if len(chunk) > max_frame_bytes:
-                            if head := _fitting(frames, encode, max_frame_bytes):
-                                yield head
-                            raise FrameTooLarge(len(chunk), max_frame_bytes)
-                    else:
-                        frames = feed(event)
-                        if not frames:
-                            continue
-                        chunk = encode(frames)
-                        if len(chunk) > max_frame_bytes:
-                            # What comes before the oversized frame (a synthesized start, say) still goes out.
-                            if head := _fitting(frames, encode, max_frame_bytes):
-                                yield head
-                            raise FrameTooLarge(len(chunk), max_frame_bytes)
-                    if len(chunk) > max_frame_bytes:
-                        raise FrameTooLarge(len(chunk), max_frame_bytes)
-                    yield chunk
-                tail = mapper.close()
-            except Exception as exc:
-                tail = _failure(mapper, _not_an_event(event) or exc, expose_errors, on_error)
-            yield _encode_tail(mapper, tail, expose_errors, on_error) + trailer
-        finally:
-            await _aclose(iterator)
-        return
+        return _drain_async(events, mapper, ending, max_frame_bytes)
+    return _drain_ready(events, mapper, ending, min(coalesce, max_frame_bytes), max_frame_bytes)
 
-    # All events are ready: collect the frames' JSON payloads and write each batch with one join, the
-    # ``data: `` prefixes and blank lines going in as the join's separator. A delta frame too large to
-    # send fills a batch by itself, so it is caught where the batch is flushed.
-    coalesce = min(coalesce, max_frame_bytes)
+
+class _Ending:
+    """How a stream ends: the mapper's closing or error frames, then the trailer."""
+
+    __slots__ = ("expose_errors", "mapper", "on_error", "trailer")
+
+    def __init__(self, mapper: Mapper, trailer: bytes, expose_errors: bool, on_error: ErrorHook | None) -> None:
+        self.mapper = mapper
+        self.trailer = trailer
+        self.expose_errors = expose_errors
+        self.on_error = on_error
+
+    def closed(self) -> bytes:
+        """The end of a stream whose events all went out."""
+        return self._tail(self.mapper.close())
+
+    def failed(self, exc: Exception, event: object) -> bytes:
+        """The end of a stream that failed on ``event`` (the agent's exception, an unserializable value, a frame
+        too large, or something that is not an event)."""
+        return self._tail(_failure(self.mapper, _not_an_event(event) or exc, self.expose_errors, self.on_error))
+
+    def _tail(self, tail: list[_Frame]) -> bytes:
+        return _encode_tail(self.mapper, tail, self.expose_errors, self.on_error) + self.trailer
+
+
+async def _drain_async(
+    events: AsyncIterable[ChatEvent], mapper: Mapper, ending: _Ending, limit: int
+) -> AsyncIterator[bytes]:
+    """The frames of events that come one by one: a chunk per event, as soon as it is mapped."""
+    feed = mapper.feed
+    live = mapper.delta_prefixes
+    offload = mapper.offload
+    encode, payload_of, lead = _format(mapper)
+    extra = len(lead) + 2  # a frame's bytes besides its payload
+    frames: Sequence[_Frame]
+    event: Any = None
+    iterator = aiter(events)
+    try:
+        try:
+            async for event in iterator:
+                # The fields of a pydantic model live in its __dict__; reading them there is faster.
+                fields = event.__dict__
+                prefixes = live.get(fields["type"])
+                if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                    if not fields["delta"]:
+                        continue  # an empty delta sends no frame
+                    chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                    frames = ()
+                elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
+                    frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
+                    if not chunk:
+                        continue
+                else:
+                    frames = feed(event)
+                    if not frames:
+                        continue
+                    chunk = encode(frames)
+                if len(chunk) > limit:
+                    if fitting := _fitting(frames, payload_of, extra, limit):
+                        yield lead + (b"\n\n" + lead).join(fitting) + b"\n\n"
+                    raise FrameTooLarge(len(chunk), limit)
+                yield chunk
+            end = ending.closed()
+        except Exception as exc:
+            end = ending.failed(exc, event)
+        yield end
+    finally:
+        await _aclose(iterator)
+
+
+async def _drain_ready(
+    events: Iterable[ChatEvent], mapper: Mapper, ending: _Ending, coalesce: int, limit: int
+) -> AsyncIterator[bytes]:
+    """The frames of events that are all ready: chunks of about ``coalesce`` bytes.
+
+    The frames' JSON payloads are collected and each batch written with one join, the ``data: `` prefixes and
+    blank lines going in as the join's separator. A delta frame too large to send fills a batch by itself, so
+    it is caught where the batch is flushed."""
+    feed = mapper.feed
+    live = mapper.delta_prefixes
+    offload = mapper.offload
+    encode, payload_of, lead = _format(mapper)
+    sep = b"\n\n" + lead
+    extra = len(lead) + 2  # a frame's bytes besides its payload
     payloads: list[bytes] = []
     add = payloads.append
     size = 0
+    event: Any = None
     try:
         for event in events:
             fields = event.__dict__
@@ -240,68 +316,65 @@ async def encode_frames(
                 add(payload)
                 size += len(payload) + extra
                 if size >= coalesce:
-                    if len(payload) + extra > max_frame_bytes:
+                    if len(payload) + extra > limit:
                         payloads.pop()
-                        raise FrameTooLarge(len(payload) + extra, max_frame_bytes)
+                        raise FrameTooLarge(len(payload) + extra, limit)
                     yield lead + sep.join(payloads) + b"\n\n"
                     payloads.clear()
                     size = 0
                 continue
             if offload(event):
-                frames, chunk = await anyio.to_thread.run_sync(work, event)
-                if len(chunk) > max_frame_bytes:
-                    for payload in map(payload_of, frames):  # what comes before the oversized frame still goes out
-                        if len(payload) + extra > max_frame_bytes:
-                            break
-                        add(payload)
-                    raise FrameTooLarge(len(chunk), max_frame_bytes)
-                if chunk:
+                frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
+                if not chunk:
+                    continue
+                weight = len(chunk)
+                if weight <= limit:
                     add(chunk[len(lead) : -2])  # the payloads, joined with the frames' separator
-                    size += len(chunk)
-                if size >= coalesce:
-                    yield lead + sep.join(payloads) + b"\n\n"
-                    payloads.clear()
-                    size = 0
-                continue
-            frames = feed(event)
-            if not frames:
-                continue
-            if len(frames) == 1:
-                payload = payload_of(frames[0])
-                weight = len(payload) + extra
-                if weight > max_frame_bytes:
-                    raise FrameTooLarge(weight, max_frame_bytes)
-                add(payload)
             else:
-                batch = [payload_of(f) for f in frames]
-                weight = sum(map(len, batch)) + extra * len(batch)
-                if weight > max_frame_bytes:
-                    for payload in batch:  # what comes before the oversized frame still goes out
-                        if len(payload) + extra > max_frame_bytes:
-                            break
+                frames = feed(event)
+                if not frames:
+                    continue
+                if len(frames) == 1:
+                    payload = payload_of(frames[0])
+                    weight = len(payload) + extra
+                    if weight <= limit:
                         add(payload)
-                    raise FrameTooLarge(weight, max_frame_bytes)
-                payloads += batch
+                else:
+                    batch = [payload_of(f) for f in frames]
+                    weight = sum(map(len, batch)) + extra * len(batch)
+                    if weight <= limit:
+                        payloads += batch
+            if weight > limit:
+                payloads += _fitting(frames, payload_of, extra, limit)
+                raise FrameTooLarge(weight, limit)
             size += weight
             if size >= coalesce:
                 yield lead + sep.join(payloads) + b"\n\n"
                 payloads.clear()
                 size = 0
-        tail = mapper.close()
+        end = ending.closed()
     except Exception as exc:
-        tail = _failure(mapper, _not_an_event(event) or exc, expose_errors, on_error)
-    head = lead + sep.join(payloads) + b"\n\n" if payloads else b""
-    yield head + _encode_tail(mapper, tail, expose_errors, on_error) + trailer
+        end = ending.failed(exc, event)
+    yield (lead + sep.join(payloads) + b"\n\n" if payloads else b"") + end
 
 
-def _fitting(frames: list[dict[str, Any]], encode: Callable[[list[dict[str, Any]]], bytes], limit: int) -> bytes:
-    """The bytes of the frames that come before the first one heavier than ``limit`` on its own."""
-    out = b""
-    for frame in frames:
-        chunk = encode([frame])
-        if len(chunk) > limit:
+def _feed_encoded(
+    feed: Callable[[ChatEvent], list[_Frame]], encode: _Encode, event: ChatEvent
+) -> tuple[list[_Frame], bytes]:
+    """``event``'s frames and their bytes (the work done in a worker thread for an offloaded event)."""
+    frames = feed(event)
+    breathe()
+    return frames, encode(frames) if frames else b""
+
+
+def _fitting(frames: Iterable[_Frame], payload_of: Callable[[_Frame], bytes], extra: int, limit: int) -> list[bytes]:
+    """The frame-size limit's one rule for an event heavier than ``limit``: the payloads of its frames that come
+    before the first frame heavier than ``limit`` on its own still go out (a synthesized start, say)."""
+    out = []
+    for payload in map(payload_of, frames):
+        if len(payload) + extra > limit:
             break
-        out += chunk
+        out.append(payload)
     return out
 
 
@@ -347,13 +420,11 @@ def _failure(
         logger.error("agent stream failed: %s", exc)
     else:
         logger.error("agent stream failed", exc_info=exc)
-    return mapper.fail(error_text(exc, expose_errors))
+    return mapper.fail(_error_text(exc, expose_errors))
 
 
-def _encode_tail(
-    mapper: Mapper, tail: list[dict[str, Any]], expose_errors: bool, on_error: ErrorHook | None
-) -> bytes:
-    encode = _encoder(mapper)
+def _encode_tail(mapper: Mapper, tail: list[_Frame], expose_errors: bool, on_error: ErrorHook | None) -> bytes:
+    encode = _format(mapper)[0]
     try:
         return encode(tail) if tail else b""
     except Exception as exc:
@@ -368,7 +439,7 @@ def shutdown_frames(mapper: Mapper, trailer: bytes = b"") -> bytes:
     """What ends a run cut short by a server shutdown: the mapper's error frames (``SHUTDOWN_TEXT``, code
     ``shutdown``) and ``trailer``; nothing if the run already ended."""
     tail = mapper.fail(SHUTDOWN_TEXT, "shutdown")
-    return (_encoder(mapper)(tail) + trailer) if tail else b""
+    return (_format(mapper)[0](tail) + trailer) if tail else b""
 
 
 async def _raising(exc: BaseException) -> AsyncIterator[ChatEvent]:

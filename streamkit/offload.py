@@ -2,23 +2,37 @@
 
 A mapper's work on a large payload (a big state diffed, a long tool output encoded) would hold the event loop
 and every other stream on it. :func:`heavy` tells the frame writer which events go to a worker thread;
-inside that thread :func:`offloaded` is true and :func:`breathe` hands the interpreter back to the loop's
-thread between pieces of the work (it would wait for the switch interval otherwise).
+:func:`run_offloaded` runs that work there, and inside it :func:`offloaded` is true and :func:`breathe` hands
+the interpreter back to the loop's thread between pieces of the work (it would wait for the switch interval
+otherwise).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from .events import ChatEvent
 
-__all__ = ["LARGE_STATE", "PAYLOAD_EVENTS", "breathe", "heavy", "large", "offloaded"]
+__all__ = ["LARGE_STATE", "PAYLOAD_EVENTS", "breathe", "heavy", "large", "offloaded", "run_offloaded"]
 
 _local = threading.local()
+
+_T = TypeVar("_T")
+
+
+def run_offloaded(work: Callable[..., _T], *args: Any) -> _T:
+    """``work(*args)`` as offloaded work: meant to run in a worker thread, where :func:`offloaded` is true and
+    :func:`breathe` yields to the event loop while it runs."""
+    _local.offloaded = True
+    try:
+        return work(*args)
+    finally:
+        _local.offloaded = False
 
 
 def offloaded() -> bool:

@@ -4,42 +4,88 @@ One send per frame, ``: ping`` comment heartbeats after an idle interval, a send
 reading, the frames' iterator (and with it the agent's generator) closed when the client goes away, and the
 protocol's terminal frames when the server shuts down mid-stream. Frames are made elsewhere
 (:mod:`streamkit.frames`); this module only writes them.
+
+What it does differently from sse-starlette's ``EventSourceResponse`` and Starlette's ``StreamingResponse``
+--------------------------------------------------------------------------------------------------------
+
+The response derives from Starlette's ``Response`` and owns its ``__call__``; of sse-starlette it uses only the
+public ``AppStatus`` (the flag its uvicorn hook sets when the server stops, and its switch to turn the automatic
+drain off). Each point below is deliberate:
+
+1. **Frames come encoded.** The content is bytes made by :mod:`streamkit.frames` (JSON as ``JSON.stringify``
+   writes it, LF line endings), so sse-starlette's per-item encoding (``ServerSentEvent``, separators) has no
+   work here; a synchronous iterable is not accepted.
+2. **Two tasks per stream instead of four.** sse-starlette runs the stream, a ping task, a shutdown listener and
+   a disconnect listener. Here the frames run in one task and a single watcher (``_watch``) waits for the
+   client to leave, sends the heartbeats, watches the sends and hears the shutdown: one heartbeat and send
+   watchdog, for every scope, and two tasks fewer to start, schedule and cancel per stream.
+3. **A heartbeat only after an idle interval.** ``: ping`` (no timestamp) goes out ``heartbeat`` seconds after
+   the last write of any kind, not every ``heartbeat`` seconds whatever the traffic: a busy stream carries no
+   pings, a silent one (a long tool call) still shows the proxies it is alive.
+4. **The send watchdog.** When the heartbeat is no longer than ``send_timeout``, the watcher also checks that a
+   frame send in progress ends within ``send_timeout``; each send then only notes its start time, where
+   sse-starlette arms a cancel scope around every send. Otherwise one cancel scope around the whole stream has
+   its deadline moved at each send. A client that stops reading is one warning line and no traceback (an
+   expected event, not a crash); the response cannot complete, so the server closes the connection.
+5. **Coalescing.** A frame is sent as soon as it is produced; once frames come faster than they are sent (a
+   burst that was ready at once, or a send that waited for the socket), a producer task pulls them and what
+   piles up during a send leaves in one write of at most about ``max_batch_bytes`` (asyncio only). sse-starlette
+   writes each item on its own.
+6. **Shutdown frames.** When the server stops, the stream is cancelled after the optional grace period (as
+   sse-starlette does, setting ``shutdown_event`` first) and then ended with the protocol's terminal frames
+   (``on_shutdown``) instead of a torn body. The shutdown is heard by one poller per event loop, every 0.5 s:
+   ``AppStatus.should_exit``, or (unless the automatic drain is off) the ``should_exit`` of the uvicorn server
+   whose method handles SIGTERM: ``uvicorn module:app`` installs its handlers before it imports the app, so
+   sse-starlette's hook is not in place then. This is sse-starlette 3.7's watcher, owned here.
+7. **The frames' iterator is always closed.** However the response ends (done, disconnect, send timeout,
+   shutdown), the iterator is closed under a shield: that closes the agent's generator, or tells a detached run
+   that its reader is gone. sse-starlette closes it only after a failed send.
+8. **``cache-control: no-cache``**, what the protocols' reference servers send, not sse-starlette's
+   ``no-store``; ``x-accel-buffering: no`` and ``connection: keep-alive`` as sse-starlette sends them.
+9. **HEAD and WebSocket.** HEAD gets the headers and an empty body and never starts the stream (as
+   sse-starlette, whose issue #218 it is; Starlette's ``StreamingResponse`` would stream an endless body). On a
+   WebSocket scope the messages are renamed ``websocket.http.response.*`` as Starlette does for a denial
+   response, and the stream runs as over HTTP.
+10. **No ASGI 2.4 fast path** (as sse-starlette): the watcher's ``receive`` is what sees a client leave during a
+    silent stretch, within one heartbeat. A task group's single error is raised bare, not in an
+    ``ExceptionGroup``, as Starlette and sse-starlette raise it, for the middleware's sake.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import signal
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
-from typing import Any, cast
+import weakref
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 import anyio
-from sse_starlette._utils import collapse_excgroups
-from sse_starlette.event import ServerSentEvent
-from sse_starlette.sse import (
-    AppStatus,
-    EventSourceResponse,
-    SendTimeoutError,
-    _ensure_watcher_started_on_this_loop,
-    _get_shutdown_state,
-)
-from starlette.types import Receive, Scope, Send
+from sse_starlette.sse import AppStatus
+from starlette.background import BackgroundTask
+from starlette.datastructures import MutableHeaders
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
 from .events.logs import run_logger
 
-__all__ = ["PING", "SSE_HEADERS", "EventStreamResponse"]
+__all__ = ["EventStreamResponse"]
 
 logger = run_logger("streamkit")
 
-PING = b": ping\n\n"
+_PING = b": ping\n\n"
 """The heartbeat: an SSE comment, ignored by every client."""
 
-SSE_HEADERS: Mapping[str, str] = {
+_SSE_HEADERS: Mapping[str, str] = {
     "cache-control": "no-cache",
     "x-accel-buffering": "no",
 }
-"""Headers every stream carries (proxies must neither cache nor buffer it)."""
+"""Headers every stream carries (proxies must neither cache nor buffer it); the caller's may replace the first."""
+
+_GONE = frozenset({"http.disconnect", "websocket.disconnect"})
+"""The ASGI messages that say the client went away."""
 
 
 async def _aclose(iterator: object) -> None:
@@ -48,19 +94,27 @@ async def _aclose(iterator: object) -> None:
         await aclose()
 
 
-class EventStreamResponse(EventSourceResponse):
+class _SendTimeout(TimeoutError):
+    """A send the client did not take within ``send_timeout``."""
+
+
+class EventStreamResponse(Response):
     """A ``text/event-stream`` response of pre-encoded SSE bytes.
 
     ``heartbeat`` is the idle time (seconds) after which a ``: ping`` comment is sent (0 disables it);
     ``send_timeout`` drops a client that does not take a frame within that time. When the client
     disconnects, the stream is cancelled and the frames' iterator (and with it the agent's generator) is
-    closed.
+    closed. ``on_disconnect`` is awaited when the client goes away; ``on_shutdown`` gives the bytes that end
+    the stream when the server shuts down while it is open, after ``shutdown_event`` is set and at most
+    ``shutdown_grace_period`` seconds are given to the stream to end by itself.
 
     Each frame is sent as soon as it is produced, one write per frame. When frames come faster than that
     (a burst of frames that were ready at once, or a send that had to wait for the socket), a task of
     their own pulls them from then on, and whatever piled up while a send was in progress leaves in one
     write of at most about ``max_batch_bytes``.
     """
+
+    media_type = "text/event-stream"
 
     max_batch_bytes = 65536
     """Frames that pile up are coalesced into writes of at most about this size (0: one write per frame)."""
@@ -78,47 +132,46 @@ class EventStreamResponse(EventSourceResponse):
         shutdown_event: anyio.Event | None = None,
         shutdown_grace_period: float = 0,
     ) -> None:
-        merged = dict(SSE_HEADERS)
+        if heartbeat < 0:
+            raise ValueError("heartbeat must be >= 0 (0 disables it)")
+        if shutdown_grace_period < 0:
+            raise ValueError("shutdown_grace_period must be >= 0")
+        self.body_iterator = content
+        self.status_code = status_code
+        self.background: BackgroundTask | None = None
+        merged = MutableHeaders(headers=_SSE_HEADERS)
         if headers:
             merged.update(headers)
-
-        async def _closed(message: Any) -> None:
-            if on_disconnect is not None:
-                await on_disconnect()
-
-        super().__init__(
-            content,
-            status_code=status_code,
-            headers=merged,
-            ping=heartbeat,
-            sep="\n",
-            ping_message_factory=lambda: ServerSentEvent(comment="ping", sep="\n"),
-            send_timeout=send_timeout,
-            client_close_handler_callable=_closed,
-            shutdown_event=shutdown_event,
-            shutdown_grace_period=shutdown_grace_period,
-        )
-        # sse-starlette forces "no-store"; the protocols' reference servers send "no-cache".
-        self.headers["cache-control"] = merged["cache-control"]
-        self.last_send = time.monotonic()
-        self._frames = content
+        merged["connection"] = "keep-alive"
+        merged["x-accel-buffering"] = "no"
+        self.init_headers(merged)
+        self.heartbeat = heartbeat
+        self.send_timeout = send_timeout
+        self._on_disconnect = on_disconnect
+        self._on_shutdown = on_shutdown
+        self._shutdown_event = shutdown_event
+        self._grace = shutdown_grace_period
+        self._active = True
+        self._shutting_down = False
+        self._send_lock = anyio.Lock()  # a heartbeat and the body's end are never sent at once
+        self._last_send = time.monotonic()
         self._sending_since: float | None = None
         self._watchdog = send_timeout is not None and 0 < heartbeat <= send_timeout
-        self._on_shutdown = on_shutdown
-        self._shutting_down = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            send = _websocket_denial(send)
         stalled = False
         try:
-            if scope["type"] == "http" and scope.get("method", "GET").upper() != "HEAD":
+            if scope["type"] == "http" and scope.get("method", "GET").upper() == "HEAD":
+                await self._head(send)
+            else:
                 await self._run(receive, send)
-            else:  # HEAD and WebSocket denial: sse-starlette's own handling
-                await super().__call__(scope, receive, send)
-        except SendTimeoutError:
+        except _SendTimeout:
             # A client that stopped reading is an expected event, not a crash: one line, no traceback. The
             # response cannot be completed (the connection is stuck), so the server closes it.
             stalled = True
-            self.active = False
+            self._active = False
         finally:
             # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
             # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
@@ -132,26 +185,40 @@ class EventStreamResponse(EventSourceResponse):
                 f"{self.send_timeout:g}",
             )
             return
-        if self._shutting_down and self.active and self._on_shutdown is not None:
+        if self._shutting_down and self._active and self._on_shutdown is not None:
             # The server is shutting down and cancelled the stream mid-run: end it with the protocol's
             # terminal frames instead of a torn body.
-            self.active = False
+            self._active = False
             with anyio.move_on_after(self.send_timeout or 5):
                 await send({"type": "http.response.body", "body": self._on_shutdown(), "more_body": True})
             with anyio.move_on_after(self.send_timeout or 5):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
+    async def _head(self, send: Send) -> None:
+        # The headers a GET would get and an empty body: the stream never starts (it might never end).
+        start = {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        await self._send_timed(send, start)
+        await self._send_timed(send, {"type": "http.response.body", "body": b"", "more_body": False})
+        if self.background is not None:
+            await self.background()
+
+    async def _send_timed(self, send: Send, message: Message) -> None:
+        with anyio.move_on_after(self.send_timeout) as waiting:
+            await send(message)
+        if waiting.cancel_called:
+            raise _SendTimeout()
+
     async def _run(self, receive: Receive, send: Send) -> None:
-        # Two tasks per stream where sse-starlette runs four: the frames, and one watcher that waits for the
-        # client to leave or the server to stop, sends the heartbeats and watches the sends (see _watch).
-        with collapse_excgroups():
+        # Two tasks: the frames, and one watcher that waits for the client to leave or the server to stop,
+        # sends the heartbeats and watches the sends (see _watch). The first to end ends the other.
+        with _bare_errors():
             async with anyio.create_task_group() as tasks:
 
                 async def part(run: Callable[[], Awaitable[None]]) -> None:
                     await run()
                     tasks.cancel_scope.cancel()
 
-                tasks.start_soon(part, lambda: self._stream_response(send))
+                tasks.start_soon(part, lambda: self._stream(send))
                 tasks.start_soon(part, lambda: self._watch(receive, send))
         if self.background is not None:
             await self.background()
@@ -160,24 +227,20 @@ class EventStreamResponse(EventSourceResponse):
         """Until the client disconnects or the server shuts down: a heartbeat after each idle ``heartbeat``,
         and, when the heartbeat is no longer than the send timeout, the watch over frame sends (one still in
         progress ``send_timeout`` after it began ends the response)."""
-        interval = self.ping_interval
+        interval = self.heartbeat
         timeout = self.send_timeout if self._watchdog else None
-        signal = _ShutdownSignal()
-        if AppStatus.should_exit:
-            signal.fired = True
-        _ensure_watcher_started_on_this_loop()
-        listeners = cast("set[Any]", _get_shutdown_state().events)
-        listeners.add(signal)
+        shutdown = _ShutdownSignal()
+        _listen_for_shutdown(shutdown)
         try:
-            while self.active and not signal.fired:
+            while self._active and not shutdown.fired:
                 now = time.monotonic()
                 since = self._sending_since
                 if timeout is not None and since is not None:
                     if now - since >= timeout:
-                        raise SendTimeoutError()
+                        raise _SendTimeout()
                     delay = since + timeout - now
                 elif interval > 0:
-                    delay = interval - (now - self.last_send)
+                    delay = interval - (now - self._last_send)
                     if delay <= 0:
                         await self._send_ping(send)
                         continue
@@ -185,38 +248,49 @@ class EventStreamResponse(EventSourceResponse):
                     delay = math.inf
                 message: Any = None
                 with anyio.move_on_after(delay) as waiting:
-                    signal.scope = waiting
+                    shutdown.scope = waiting
                     message = await receive()
-                signal.scope = None
-                if message is not None and message["type"] == "http.disconnect":
-                    self.active = False
-                    if self.client_close_handler_callable:
-                        await self.client_close_handler_callable(message)
+                shutdown.scope = None
+                if message is not None and message["type"] in _GONE:
+                    self._active = False
+                    if self._on_disconnect is not None:
+                        await self._on_disconnect()
                     return
         finally:
-            listeners.discard(signal)
-        if signal.fired:
-            await self._after_exit_signal()
+            _forget(shutdown)
+        if shutdown.fired:
+            await self._after_shutdown()
+
+    async def _after_shutdown(self) -> None:
+        # The server is stopping: tell the agent (shutdown_event), give it the grace period to end by itself;
+        # returning then cancels the stream, which __call__ ends with the terminal frames.
+        self._shutting_down = True
+        if self._shutdown_event is not None:
+            self._shutdown_event.set()
+        if self._grace > 0:
+            with anyio.move_on_after(self._grace):
+                while self._active:
+                    await anyio.sleep(0.1)
 
     async def _send_ping(self, send: Send) -> None:
         async with self._send_lock:
-            if self.active:
-                await self._send_with_timeout(send, {"type": "http.response.body", "body": PING, "more_body": True})
-                self.last_send = time.monotonic()
+            if self._active:
+                await self._send_timed(send, {"type": "http.response.body", "body": _PING, "more_body": True})
+                self._last_send = time.monotonic()
 
-    async def _stream_response(self, send: Send) -> None:
+    async def _stream(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         if self._watchdog or self.send_timeout is None:
-            # With a heartbeat no longer than the send timeout, the ping task watches the sends (see _ping).
+            # With a heartbeat no longer than the send timeout, the watcher watches the sends (see _watch).
             await self._pump(send, None)
         else:
             # Otherwise the deadline of one cancel scope is armed around each send.
             with anyio.CancelScope() as sending:
                 await self._pump(send, sending)
             if sending.cancelled_caught:
-                raise SendTimeoutError()
+                raise _SendTimeout()
         async with self._send_lock:
-            self.active = False
+            self._active = False
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _pump(self, send: Send, sending: anyio.CancelScope | None) -> None:
@@ -224,7 +298,7 @@ class EventStreamResponse(EventSourceResponse):
         # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
         # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
         coalesce = self.max_batch_bytes > 0 and _on_asyncio()
-        frames = aiter(self._frames)
+        frames = aiter(self.body_iterator)
         ready = 0  # frames in a row that were there at once
         while True:
             pulled = time.monotonic()
@@ -235,7 +309,7 @@ class EventStreamResponse(EventSourceResponse):
             got = time.monotonic()
             ready = ready + 1 if got - pulled < _AT_ONCE else 0
             await self._send_body(send, chunk, sending)
-            if coalesce and (ready >= _BURST or self.last_send - got > _SLOW_SEND):
+            if coalesce and (ready >= _BURST or self._last_send - got > _SLOW_SEND):
                 break
         pipe = _Pipe(self.max_batch_bytes)
         producer = asyncio.get_running_loop().create_task(pipe.fill(frames))
@@ -258,39 +332,7 @@ class EventStreamResponse(EventSourceResponse):
             self._sending_since = time.monotonic()
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             self._sending_since = None
-        self.last_send = time.monotonic()
-
-    async def _listen_for_exit_signal_with_grace(self) -> None:
-        await self._listen_for_exit_signal()
-        await self._after_exit_signal()
-
-    async def _after_exit_signal(self) -> None:
-        self._shutting_down = True
-        if self._shutdown_event:
-            self._shutdown_event.set()
-        if self._shutdown_grace_period > 0:
-            with anyio.move_on_after(self._shutdown_grace_period):
-                while self.active:
-                    await anyio.sleep(0.1)
-
-    async def _ping(self, send: Send) -> None:
-        # Like sse-starlette's ping, but only after ``heartbeat`` seconds without any frame. It also watches
-        # the frame sends: one still in progress ``send_timeout`` after it began ends the response.
-        interval = self.ping_interval
-        timeout = self.send_timeout if self._watchdog else None
-        while self.active:
-            now = time.monotonic()
-            since = self._sending_since
-            if timeout is not None and since is not None:
-                if now - since >= timeout:
-                    raise SendTimeoutError()
-                await anyio.sleep(since + timeout - now)
-                continue
-            idle = now - self.last_send
-            if idle < interval:
-                await anyio.sleep(interval - idle)
-                continue
-            await self._send_ping(send)
+        self._last_send = time.monotonic()
 
 
 _AT_ONCE = 100e-6
@@ -301,9 +343,34 @@ _SLOW_SEND = 1e-3
 """A send that took this long waited for the socket: frames are coalesced from then on."""
 
 
+def _websocket_denial(send: Send) -> Send:
+    """``send`` for a response given on a WebSocket scope: the messages of an ASGI denial response."""
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] in ("http.response.start", "http.response.body"):
+            message = {**message, "type": "websocket." + message["type"]}
+        await send(message)
+
+    return wrapped
+
+
+@contextmanager
+def _bare_errors() -> Iterator[None]:
+    """Raise a task group's single error bare, not wrapped in an ``ExceptionGroup``."""
+    try:
+        yield
+    except BaseException as exc:
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        raise exc
+
+
+# --- the server's shutdown ------------------------------------------------------------------------
+
+
 class _ShutdownSignal:
-    """Stands in for an ``anyio.Event`` in sse-starlette's shutdown broadcast: when the server stops,
-    ``set()`` marks it fired and wakes the watcher waiting under ``scope``."""
+    """One stream's ear for the server's shutdown: when the server stops, :meth:`set` marks it fired and wakes
+    the watcher waiting under ``scope``."""
 
     __slots__ = ("fired", "scope")
 
@@ -315,6 +382,68 @@ class _ShutdownSignal:
         self.fired = True
         if self.scope is not None:
             self.scope.cancel()
+
+
+_POLL = 0.5
+"""How often (seconds) the poller of an event loop looks whether the server is stopping."""
+
+_listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[_ShutdownSignal]] = weakref.WeakKeyDictionary()
+_pollers: set[asyncio.Task[None]] = set()
+
+
+def _listen_for_shutdown(shutdown: _ShutdownSignal) -> None:
+    """Have ``shutdown`` set when the server stops (at once when it already is); starts the event loop's poller."""
+    if AppStatus.should_exit:
+        shutdown.fired = True
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: only the task group's own cancellation ends the stream
+        return
+    listeners = _listeners.get(loop)
+    if listeners is None:
+        _listeners[loop] = listeners = set()
+        poller = loop.create_task(_poll(listeners))
+        _pollers.add(poller)
+        poller.add_done_callback(_pollers.discard)
+    listeners.add(shutdown)
+
+
+def _forget(shutdown: _ShutdownSignal) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    listeners = _listeners.get(loop)
+    if listeners is not None:
+        listeners.discard(shutdown)
+
+
+async def _poll(listeners: set[_ShutdownSignal]) -> None:
+    """Until the server is stopping, look every ``_POLL`` seconds; then tell every stream of this event loop."""
+    loop = asyncio.get_running_loop()
+    try:
+        while not _stopping():
+            await asyncio.sleep(_POLL)
+        for shutdown in list(listeners):
+            shutdown.set()
+    finally:
+        if _listeners.get(loop) is listeners:
+            del _listeners[loop]
+
+
+def _stopping() -> bool:
+    """Whether the server is shutting down: sse-starlette's flag, or the flag of the uvicorn server that
+    handles SIGTERM (unless the automatic drain is off, when only the flag counts)."""
+    if AppStatus.should_exit:
+        return True
+    if not AppStatus.enable_automatic_graceful_drain:
+        return False
+    try:
+        server = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
+        return bool(getattr(server, "should_exit", False))
+    except Exception:
+        return False
 
 
 def _on_asyncio() -> bool:

@@ -32,6 +32,7 @@ __all__ = [
     "js_json",
     "js_value",
     "js_walk",
+    "json_default",
     "needs_rewrite",
     "to_json",
 ]
@@ -40,7 +41,9 @@ _OPTS = orjson.OPT_NON_STR_KEYS
 _dumps = orjson.dumps
 
 
-def _default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """orjson's ``default=`` hook here: a pydantic model becomes its JSON dict (aliases, no ``None`` fields), a
+    set a list; anything else raises ``TypeError``, as orjson would."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, (set, frozenset)):
@@ -50,7 +53,7 @@ def _default(value: Any) -> Any:
 
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON, as ``JSON.stringify`` writes it (run payloads through :func:`js_value` first)."""
-    return orjson.dumps(value, default=_default, option=_OPTS)
+    return orjson.dumps(value, default=json_default, option=_OPTS)
 
 
 def _js_float_text(value: float) -> str:
@@ -294,7 +297,7 @@ _NEST = 65536  # a member or element whose JSON is longer than this is itself wr
 def _plain_dumps(value: Any) -> bytes:
     """orjson's JSON without ``OPT_NON_STR_KEYS`` (which takes a slower path through every object): a key
     that is not a string raises ``TypeError``, as JavaScript orders such keys differently anyway."""
-    return orjson.dumps(value, default=_default)
+    return orjson.dumps(value, default=json_default)
 
 
 class JsText:

@@ -12,11 +12,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from streamkit.events import ChatEvent, RunStarted, SequenceChecker, TextDelta, TextStart
-from streamkit.frames import encode_frames, shutdown_frames
+from streamkit.frames import MapperBase, encode_frames, shutdown_frames
 from streamkit.sse import EventStreamResponse
 
 
-class EchoMapper:
+class EchoMapper(MapperBase):
     """One frame per checked event; an ``error`` frame on failure (once, and only before the end)."""
 
     def __init__(self) -> None:

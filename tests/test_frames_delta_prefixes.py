@@ -18,10 +18,10 @@ from streamkit.events import (
     TextEnd,
     TextStart,
 )
-from streamkit.frames import encode_frames
+from streamkit.frames import MapperBase, encode_frames
 
 
-class _Mapper:
+class _Mapper(MapperBase):
     """A tiny text-only mapper; with ``hot=True`` it publishes its open text blocks as delta prefixes."""
 
     def __init__(self, hot: bool) -> None:

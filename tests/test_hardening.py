@@ -267,7 +267,7 @@ def tasks_app(tracker: Tracker, silent: bool) -> Starlette:
 def test_200_clients_dropping_at_random_points_leave_nothing_behind(live_server: Any, silent: bool) -> None:
     tracker = Tracker()
     server: LiveServer = live_server(tasks_app(tracker, silent), limit_concurrency=1000, backlog=2048)
-    # One complete stream first: it starts the process-wide helpers (sse-starlette's shutdown watcher).
+    # One complete stream first: it starts the process-wide helpers (the shutdown poller).
     with httpx.stream("POST", server.url + "/api/agui", json=AGUI_BODY) as response:
         next(response.iter_raw())
     while tracker.closed < 1:

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from streamkit.detach import detach, detached_runs
 from streamkit.events import ChatEvent, RunFinished, RunStarted, SequenceChecker, TextDelta, TextEnd, TextStart
-from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, encode_frames, frame
+from streamkit.frames import DEFAULT_ERROR_TEXT, SHUTDOWN_TEXT, FrameTooLarge, MapperBase, encode_frames, frame
 from streamkit.serve import StreamOptions
 from streamkit.sse import EventStreamResponse
 from streamkit.stringify import dumps, js_value
@@ -31,7 +31,7 @@ from tests.support.oracle import JsOracle
 from tests.support.server import LiveServer, serve_in_subprocess, shutdown_mid_stream
 
 
-class EchoMapper:
+class EchoMapper(MapperBase):
     """A minimal mapper: one frame per checked event, an error frame on failure."""
 
     def __init__(self) -> None:
@@ -267,6 +267,63 @@ def test_disconnect_closes_a_silent_agent_within_one_heartbeat(live_server: Any)
         dropped = time.monotonic()
     assert closed.wait(heartbeat * 3)
     assert closed_at[0] - dropped < heartbeat
+
+
+def test_head_gets_the_headers_and_never_starts_the_agent(live_server: Any) -> None:
+    started: list[bool] = []
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        started.append(True)
+        yield RunStarted()
+        await anyio.sleep(3600)  # an endless stream: HEAD must not wait for it
+
+    server: LiveServer = live_server(make_app(agent))
+    response = httpx.head(server.url + "/stream", timeout=5)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.content == b""
+    assert started == []
+
+
+async def test_a_server_that_stops_ends_the_stream_with_the_shutdown_frames() -> None:
+    from sse_starlette.sse import AppStatus
+
+    from streamkit.frames import shutdown_frames
+
+    mapper = EchoMapper()
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        yield TextStart(id="t")
+        while True:
+            await anyio.sleep(0.05)
+            yield TextDelta(id="t", delta="x")
+
+    stopping = anyio.Event()
+    response = EventStreamResponse(
+        encode_frames(agent(), mapper), shutdown_event=stopping, on_shutdown=lambda: shutdown_frames(mapper)
+    )
+    sent: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            sent.append(message["body"])
+            if len(sent) == 3:
+                AppStatus.should_exit = True
+
+    try:
+        with anyio.fail_after(5):
+            await response({"type": "http", "method": "GET", "path": "/stream", "headers": []}, receive, send)
+    finally:
+        AppStatus.should_exit = False
+    assert stopping.is_set()
+    assert frames_of(b"".join(sent))[-1] == {"type": "error", "errorText": SHUTDOWN_TEXT}
+    assert sent[-1] == b""
 
 
 @pytest.mark.parametrize("heartbeat", [0])

@@ -106,6 +106,7 @@ from ..events import (
     hitl,
 )
 from ..events.logs import run_logger
+from ..frames import MapperBase
 from ..offload import LARGE_STATE, heavy
 from ..patch import PatchError, apply_patch, check_patch
 from ..stringify import dumps, js_value, to_json
@@ -195,7 +196,7 @@ def _meta(**fields: Any) -> dict[str, Any] | None:
     return js_value(kept) if kept else None
 
 
-class AGUIMapper:
+class AGUIMapper(MapperBase):
     """Maps one run's ``ChatEvent`` stream to AG-UI event dicts (implements :class:`streamkit.frames.Mapper`).
 
     ``thread_id``/``run_id`` are the request's (a ``RunStarted`` that names its own wins); ``state`` is the

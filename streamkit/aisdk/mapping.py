@@ -61,6 +61,7 @@ from ..events import (
     UserMessage,
 )
 from ..events.logs import run_logger
+from ..frames import MapperBase
 from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
 from ..patch import PatchError, apply_patch
 from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
@@ -316,7 +317,7 @@ def _citation(citation: Citation) -> Chunk:
     return out
 
 
-class AISDKMapper:
+class AISDKMapper(MapperBase):
     """Maps one run's ``ChatEvent`` stream to UI Message Stream chunk dicts.
 
     ``feed(event)`` returns the chunks for one event, ``close()`` those that end the run when the core's

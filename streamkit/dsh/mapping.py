@@ -83,6 +83,7 @@ from ..events import (
     ToolResult,
     UserMessage,
 )
+from ..frames import MapperBase
 from ..patch import PatchError, apply_patch, check_patch
 from ..stringify import dumps, js_value, to_json
 from .messages import to_dsh_messages
@@ -141,7 +142,7 @@ class _Turn:
         return out
 
 
-class DSHMapper:
+class DSHMapper(MapperBase):
     """Maps one run's ``ChatEvent`` stream to the dialect's named events (a :class:`streamkit.frames.Mapper`).
 
     ``agent_id`` names the agent (and, unless ``thread_id`` says otherwise, the session); ``run_id`` the run.

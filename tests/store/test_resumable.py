@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 
 from streamkit.events import ChatEvent, RunFinished, RunStarted, TextDelta, TextEnd, TextStart
-from streamkit.frames import SHUTDOWN_TEXT, encode_frames
+from streamkit.frames import SHUTDOWN_TEXT, MapperBase, encode_frames
 from streamkit.http import HTTPError
 from streamkit.resumable import TOO_LARGE_TEXT, Resumable, endings_from_mapper, last_event_id, principal_key
 from streamkit.store import MemoryStore, StoreLimits, StreamStore
@@ -27,7 +27,7 @@ TRAILER = b"data: [END]\n\n"
 SCOPE = "test:/chat"
 
 
-class Toy:
+class Toy(MapperBase):
     """A stand-in protocol mapping: one frame per event, explicit close/fail/abort frames."""
 
     def __init__(self) -> None:
