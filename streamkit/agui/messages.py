@@ -71,7 +71,9 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
+class AGUIModel(BaseModel):
+    """The base of AG-UI's wire models: camelCase on the wire (snake_case accepted too), unknown fields kept."""
+
     model_config = ConfigDict(
         extra="allow",
         alias_generator=AliasGenerator(validation_alias=to_camel, serialization_alias=to_camel),
@@ -83,7 +85,7 @@ class _Model(BaseModel):
 # --- content parts ---------------------------------------------------------------------------------
 
 
-class DataSource(_Model):
+class DataSource(AGUIModel):
     """Inline base64 data."""
 
     type: Literal["data"]
@@ -91,7 +93,7 @@ class DataSource(_Model):
     mime_type: str
 
 
-class UrlSource(_Model):
+class UrlSource(AGUIModel):
     """A URL (http(s) or ``data:``)."""
 
     type: Literal["url"]
@@ -99,7 +101,7 @@ class UrlSource(_Model):
     mime_type: str | None = None
 
 
-class FileSource(_Model):
+class FileSource(AGUIModel):
     """A provider file handle."""
 
     type: Literal["file"]
@@ -111,7 +113,7 @@ class FileSource(_Model):
 PartSource = Annotated[DataSource | UrlSource | FileSource, Field(discriminator="type")]
 
 
-class TextContent(_Model):
+class TextContent(AGUIModel):
     """A text content part."""
 
     type: Literal["text"]
@@ -120,7 +122,7 @@ class TextContent(_Model):
     metadata: Any = None
 
 
-class MediaPart(_Model):
+class MediaPart(AGUIModel):
     """An image, audio, video or document content part."""
 
     type: Literal["image", "audio", "video", "document"]
@@ -129,7 +131,7 @@ class MediaPart(_Model):
     metadata: Any = None
 
 
-class BinaryPart(_Model):
+class BinaryPart(AGUIModel):
     """The 0.x ``binary`` content part (retired in 1.0, still read)."""
 
     type: Literal["binary"]
@@ -146,7 +148,7 @@ ContentPart = Annotated[TextContent | MediaPart | BinaryPart, Field(discriminato
 # --- messages --------------------------------------------------------------------------------------
 
 
-class _Message(_Model):
+class _Message(AGUIModel):
     id: str
     metadata: dict[str, Any] | None = None
     subagent_run_id: str | None = None
@@ -169,14 +171,14 @@ class SystemMessage(_Message):
     name: str | None = None
 
 
-class FunctionCall(_Model):
+class FunctionCall(AGUIModel):
     """The function a tool call invokes; ``arguments`` is the raw argument text."""
 
     name: str
     arguments: str
 
 
-class ToolCall(_Model):
+class ToolCall(AGUIModel):
     """One tool call of an assistant message; ``metadata`` is what the client merged into it from the
     call's ``TOOL_CALL_START``/``TOOL_CALL_END`` events (``providerExecuted``, ``providerMetadata``...)."""
 

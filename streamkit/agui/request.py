@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..events import ContextItem, ResumeEntry, RunInput, Tool
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
-from .messages import AGUIMessage, AssistantMessage, ToolMessage, _Model, from_agui_messages
+from .messages import AGUIMessage, AGUIModel, AssistantMessage, ToolMessage, from_agui_messages
 
 __all__ = [
     "Context",
@@ -36,7 +36,7 @@ __all__ = [
 # --- the request -----------------------------------------------------------------------------------
 
 
-class ToolDefinition(_Model):
+class ToolDefinition(AGUIModel):
     """A tool the client executes (a frontend tool)."""
 
     name: str
@@ -45,14 +45,14 @@ class ToolDefinition(_Model):
     metadata: dict[str, Any] | None = None
 
 
-class Context(_Model):
+class Context(AGUIModel):
     """An ambient ``{description, value}`` pair."""
 
     description: str
     value: str
 
 
-class ResumeItem(_Model):
+class ResumeItem(AGUIModel):
     """The answer to an interrupt that ended the previous run."""
 
     interrupt_id: str
@@ -61,7 +61,7 @@ class ResumeItem(_Model):
     metadata: dict[str, Any] | None = None
 
 
-class RunAgentInput(_Model):
+class RunAgentInput(AGUIModel):
     """The body an AG-UI client POSTs to start a run."""
 
     thread_id: str

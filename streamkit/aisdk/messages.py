@@ -79,11 +79,13 @@ ToolState: TypeAlias = Literal[
 ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
 
 
-class _Loose(BaseModel):
+class UIModel(BaseModel):
+    """The base of the AI SDK's message models: fields the client adds and this model does not name are kept."""
+
     model_config = ConfigDict(extra="allow")
 
 
-class TextUIPart(_Loose):
+class TextUIPart(UIModel):
     """Text, as streamed by ``text-*`` chunks or typed by the user."""
 
     type: Literal["text"]
@@ -93,7 +95,7 @@ class TextUIPart(_Loose):
     citations: list[Any] | None = None
 
 
-class ReasoningUIPart(_Loose):
+class ReasoningUIPart(UIModel):
     """Reasoning text."""
 
     type: Literal["reasoning"]
@@ -103,7 +105,7 @@ class ReasoningUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class FileUIPart(_Loose):
+class FileUIPart(UIModel):
     """A file by URL (often a ``data:`` URL)."""
 
     type: Literal["file"]
@@ -114,7 +116,7 @@ class FileUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class ReasoningFileUIPart(_Loose):
+class ReasoningFileUIPart(UIModel):
     """A file produced while reasoning (v7)."""
 
     type: Literal["reasoning-file"]
@@ -123,7 +125,7 @@ class ReasoningFileUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class SourceUrlUIPart(_Loose):
+class SourceUrlUIPart(UIModel):
     """A cited URL."""
 
     type: Literal["source-url"]
@@ -133,7 +135,7 @@ class SourceUrlUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class SourceDocumentUIPart(_Loose):
+class SourceDocumentUIPart(UIModel):
     """A cited document."""
 
     type: Literal["source-document"]
@@ -144,13 +146,13 @@ class SourceDocumentUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class StepStartUIPart(_Loose):
+class StepStartUIPart(UIModel):
     """The start of a step."""
 
     type: Literal["step-start"]
 
 
-class ToolApproval(_Loose):
+class ToolApproval(UIModel):
     """The approval asked for a tool call; ``approved`` is set once the user answered."""
 
     id: str
@@ -163,7 +165,7 @@ class ToolApproval(_Loose):
     inputSchemaInput: Any = None
 
 
-class _ToolFields(_Loose):
+class _ToolFields(UIModel):
     toolCallId: str
     state: ToolState
     input: Any = None
@@ -203,7 +205,7 @@ class DynamicToolUIPart(_ToolFields):
         return self.toolName
 
 
-class DataUIPart(_Loose):
+class DataUIPart(UIModel):
     """Application data: ``type`` is ``data-<name>``."""
 
     type: Annotated[str, Field(pattern=r"^data-")]
@@ -211,7 +213,7 @@ class DataUIPart(_Loose):
     data: Any = None
 
 
-class CustomUIPart(_Loose):
+class CustomUIPart(UIModel):
     """Provider-specific content (v7)."""
 
     type: Literal["custom"]
@@ -219,7 +221,7 @@ class CustomUIPart(_Loose):
     providerMetadata: ProviderMetadata | None = None
 
 
-class UnknownUIPart(_Loose):
+class UnknownUIPart(UIModel):
     """A part of a type this version does not know; kept as is and ignored by the conversion."""
 
     type: str
@@ -238,7 +240,7 @@ def _part_tag(value: Any) -> str:
     return "part:unknown"
 
 
-class SteeringMessageUIPart(_Loose):
+class SteeringMessageUIPart(UIModel):
     """A user message added while the assistant was answering (v7, experimental)."""
 
     type: Literal["steering-message"]
@@ -272,7 +274,7 @@ _TAGGED = frozenset(
 SteeringMessageUIPart.model_rebuild()
 
 
-class UIMessage(_Loose):
+class UIMessage(UIModel):
     """One message of the conversation as the client holds it."""
 
     id: str

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from ..events import ResumeEntry, RunInput
 from ..http import HTTPError, Limits, check_messages, field_error, field_errors
-from .messages import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage, _Loose, from_ui_messages
+from .messages import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage, UIModel, from_ui_messages
 
 __all__ = [
     "STATE_PART_ID",
@@ -51,7 +51,7 @@ STATE_PART_ID = "state"
 on every change, and the last one in a request's history is the state the client holds."""
 
 
-class ResumeItem(_Loose):
+class ResumeItem(UIModel):
     """The answer to an interrupt that ended the previous run (a ``data-interrupt`` part, by its id).
 
     The shape of AG-UI's ``RunAgentInput.resume`` items: ``status`` ``"resolved"`` with the answer as
@@ -63,7 +63,7 @@ class ResumeItem(_Loose):
     payload: Any = None
 
 
-class ChatRequest(_Loose):
+class ChatRequest(UIModel):
     """The body ``DefaultChatTransport`` posts; app keys (from ``body`` options) are kept as extras.
 
     ``resume`` is the one body key streamkit reads besides the transport's own: the page's answers to the
