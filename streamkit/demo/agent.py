@@ -36,44 +36,16 @@ update per step, so AG-UI clients get JSON-Patch deltas and ``useChat`` a live `
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
 
 import anyio
 
 from ..events import ChatEvent, RunInput, RunStarted, hitl, last_user_text
 from .paths import answer, choose_path, crash
 from .pauses import delete_files, resume, switch_theme
-from .writer import Beat, Writer
+from .writer import INSTANT, Beat, Pacing, Writer
 
 __all__ = ["INSTANT", "Pacing", "ScriptedAgent", "script"]
-
-
-@dataclass(frozen=True, slots=True)
-class Pacing:
-    """How fast the scripted agent streams (seconds), with seeded jitter so that it feels alive.
-
-    ``token`` is the mean pause between answer tokens (reasoning and tool arguments stream a little
-    faster), ``tool`` the time a tool takes, ``think`` the pause before a new block, ``jitter`` the
-    relative spread of every pause, and ``seed`` seeds it.
-    """
-
-    token: float = 0.03
-    tool: float = 0.7
-    think: float = 0.35
-    jitter: float = 0.6
-    seed: int = 0
-
-    def scaled(self, factor: float) -> Pacing:
-        """The same rhythm ``factor`` times slower (0 for no pauses at all)."""
-        if factor < 0 or not math.isfinite(factor):
-            raise ValueError(f"pacing factor must be a finite number >= 0, got {factor!r}")
-        return replace(self, token=self.token * factor, tool=self.tool * factor, think=self.think * factor)
-
-
-INSTANT = Pacing(token=0.0, tool=0.0, think=0.0)
-"""No pauses: the whole script at once (tests)."""
 
 
 def script(run: RunInput, pacing: Pacing = INSTANT) -> list[Beat]:

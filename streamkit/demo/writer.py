@@ -2,7 +2,7 @@
 
 A script is a list of :data:`Beat`\\ s, ``(seconds to wait, event)``. A :class:`Writer` builds one run's
 script: each block (reasoning, text, tool calls, sources, a step, a plan update) becomes its events, and
-the pauses the :class:`~streamkit.demo.agent.Pacing` asks for (with seeded jitter) accumulate and are
+the pauses the :class:`Pacing` asks for (with seeded jitter) accumulate and are
 attached to the next event. The paths (:mod:`streamkit.demo.paths`, :mod:`streamkit.demo.pauses`) say what
 is written; the writer says how it streams.
 """
@@ -10,9 +10,11 @@ is written; the writer says how it streams.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
-from typing import TYPE_CHECKING, Any, TypeAlias
+from dataclasses import dataclass, replace
+from typing import Any, TypeAlias
 
 from ..events import (
     ChatEvent,
@@ -39,10 +41,7 @@ from ..sources.loop import run_tag
 from .plan import Plan
 from .tools import DEFAULT_TOOLS, run_now, tools_by_name
 
-if TYPE_CHECKING:
-    from .agent import Pacing
-
-__all__ = ["Beat", "Writer", "join_names", "split_tokens"]
+__all__ = ["INSTANT", "Beat", "Pacing", "Writer", "join_names", "split_tokens"]
 
 Beat: TypeAlias = tuple[float, ChatEvent]
 """One step of a script: seconds to wait, then the event to yield."""
@@ -63,6 +62,32 @@ def split_tokens(text: str) -> list[str]:
 def join_names(names: list[str]) -> str:
     """Names in prose: ``a``, ``a and b``, ``a, b and c``."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast the scripted agent streams (seconds), with seeded jitter so that it feels alive.
+
+    ``token`` is the mean pause between answer tokens (reasoning and tool arguments stream a little
+    faster), ``tool`` the time a tool takes, ``think`` the pause before a new block, ``jitter`` the
+    relative spread of every pause, and ``seed`` seeds it.
+    """
+
+    token: float = 0.03
+    tool: float = 0.7
+    think: float = 0.35
+    jitter: float = 0.6
+    seed: int = 0
+
+    def scaled(self, factor: float) -> Pacing:
+        """The same rhythm ``factor`` times slower (0 for no pauses at all)."""
+        if factor < 0 or not math.isfinite(factor):
+            raise ValueError(f"pacing factor must be a finite number >= 0, got {factor!r}")
+        return replace(self, token=self.token * factor, tool=self.tool * factor, think=self.think * factor)
+
+
+INSTANT = Pacing(token=0.0, tool=0.0, think=0.0)
+"""No pauses: the whole script at once (tests)."""
 
 
 class Writer:
