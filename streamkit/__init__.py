@@ -8,13 +8,9 @@ AI SDK UI Message Stream and :mod:`streamkit.agui` to the AG-UI protocol, both t
 worker.
 """
 
-import logging
 
 from .serve import StreamOptions
 
 __version__ = "0.1.0"
 
 __all__ = ["StreamOptions", "__version__"]
-
-# The library convention: silent until the app configures logging (see streamkit.events.logs).
-logging.getLogger("streamkit").addHandler(logging.NullHandler())

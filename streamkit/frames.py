@@ -408,6 +408,12 @@ class FrameTooLarge(ValueError):
         self.limit = limit
 
 
+def _described(exc: BaseException) -> str:
+    """``exc`` in one line of the server log: its type and its text (on one line)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _failure(
     mapper: Mapper, exc: Exception, expose_errors: bool, on_error: ErrorHook | None
 ) -> list[dict[str, Any]]:
@@ -415,11 +421,11 @@ def _failure(
         try:
             on_error(exc)
         except Exception:  # a failing hook must not tear the stream
-            logger.exception("on_error hook failed")
+            logger.exception("agent stream failed: %s; then the on_error hook failed", _described(exc))
     elif isinstance(exc, NotAnEvent):  # the message says it all; a traceback into the writer would not help
         logger.error("agent stream failed: %s", exc)
     else:
-        logger.error("agent stream failed", exc_info=exc)
+        logger.error("agent stream failed: %s", _described(exc), exc_info=exc)
     return mapper.fail(_error_text(exc, expose_errors))
 
 

@@ -1,6 +1,7 @@
-// The console tab: the named-event dialect (meta / chunk / step_break / done / error) read by the plain
-// client in dsh.ts (fetch and a small SSE reader, no framework client). Bubbles split at every step_break,
-// tool cards sit between them, and `done.messages` rebuilds the whole conversation at the end.
+// The console tab: the named-event dialect (meta / chunk / reasoning / step_break / done / error) read by the
+// plain client in dsh.ts (fetch and a small SSE reader, no framework client). Bubbles split at every
+// step_break, tool cards sit between them, a bubble's reasoning shows as the other tabs show it (a collapsible
+// "Thinking" block above its answer), and `done.messages` rebuilds the whole conversation at the end.
 import { useMemo, useRef, useState } from "react";
 import { Composer, Conversation, FrameInspector, StatePanel } from "./components";
 import { DshConsole, streamAgent } from "./dsh";

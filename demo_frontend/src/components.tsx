@@ -419,7 +419,7 @@ export function StatePanel({
 
 // --- frame inspector -----------------------------------------------------------------------------
 
-const DELTA = /(-delta|_CONTENT|_ARGS|^chunk)$/;
+const DELTA = /(-delta|_CONTENT|_ARGS|^chunk|^reasoning)$/;
 
 function tone(frame: Frame): string {
   if (frame.kind !== "frame") return frame.kind;
@@ -429,7 +429,7 @@ function tone(frame: Frame): string {
   if (t.includes("reasoning")) return "reasoning";
   if (t.includes("state") || t.startsWith("data-")) return "state";
   if (t.includes("source") || t === "custom") return "source";
-  if (t.includes("text")) return "text";
+  if (t.includes("text") || t === "chunk") return "text";
   return "life";
 }
 

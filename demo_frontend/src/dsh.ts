@@ -1,6 +1,8 @@
-// A plain console client for the named-event dialect (meta / chunk / step_break / done / error): fetch, a
-// small SSE reader and a fold, no framework client. The console view is a list of turns; an assistant turn is
-// bubbles split at every step_break, with tool cards in between; `done.messages` rebuilds the whole view.
+// A plain console client for the named-event dialect (meta / chunk / reasoning / step_break / done / error):
+// fetch, a small SSE reader and a fold, no framework client. The console view is a list of turns; an assistant
+// turn is bubbles split at every step_break, with tool cards in between; a bubble's answer grows with `chunk`,
+// its thinking (shown apart, as the other tabs show reasoning) with `reasoning`; `done.messages` rebuilds the
+// whole view.
 
 export interface DshFrame {
   event: string;
@@ -133,12 +135,13 @@ export class DshConsole {
       case "meta":
         this.meta = data;
         break;
-      case "chunk":
+      case "chunk": // the answer's text
+      case "reasoning": // the model's thinking, kept apart from the answer
         if (!this.bubble) {
           this.bubble = { kind: "bubble", key: `b-${++this.seq}`, text: "", reasoning: "" };
           this.turn.items.push(this.bubble);
         }
-        if (data.reasoning) this.bubble.reasoning += data.content;
+        if (frame.event === "reasoning") this.bubble.reasoning += data.content;
         else this.bubble.text += data.content;
         break;
       case "step_break": {

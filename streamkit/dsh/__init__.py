@@ -1,12 +1,13 @@
-"""A named-event SSE dialect for plain-JS agent consoles: ``meta``, ``chunk``, ``step_break``, ``done``, ``error``.
+"""A named-event SSE dialect for plain-JS agent consoles: meta, chunk, reasoning, step_break, done, error.
 
 Many home-grown agent consoles read neither the AI SDK nor AG-UI but a small dialect of named SSE events that a
 page renders with ``fetch`` and a few lines of JavaScript. A run is ``event: meta`` (session, model and time),
-``event: chunk`` frames (text deltas of the assistant), an ``event: step_break`` at every tool-call boundary
-(``toolName``, ``callId``, ``args`` and the call's ``status`` as it changes: ``started``, ``done``, ``error``),
-where the page closes the current bubble, inserts or updates the tool card and opens a new bubble, and one
-terminal frame: ``event: done`` with the whole conversation in ``messages`` (``tool`` messages included, from
-which the page rebuilds every card's final state), or ``event: error``. The API around it: ``POST
+``event: chunk`` frames (text deltas of the assistant's answer) and ``event: reasoning`` frames (deltas of the
+model's thinking, which a console that does not listen for them never shows), an ``event: step_break`` at every
+tool-call boundary (``toolName``, ``callId``, ``args`` and the call's ``status`` as it changes: ``started``,
+``done``, ``error``), where the page closes the current bubble, inserts or updates the tool card and opens a new
+bubble, and one terminal frame: ``event: done`` with the whole conversation in ``messages`` (``tool`` messages
+included, from which the page rebuilds every card's final state), or ``event: error``. The API around it: ``POST
 /api/agent/stream`` and its blocking twin ``POST /api/agent/message`` (body ``{"agentId", "message"}`` plus
 optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/cancel``, ``GET
 /api/agent/{agentId}/status``, with ``X-API-Key`` or ``Authorization: Bearer`` credentials.
@@ -25,7 +26,7 @@ optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/c
 """
 
 from .fold import Bubble, Folded, cards_from_messages, fold, parse_sse
-from .mapping import CHUNK, DONE, ERROR, EVENTS, META, STEP_BREAK, DSHMapper
+from .mapping import CHUNK, DONE, ERROR, EVENTS, META, REASONING, STEP_BREAK, DSHMapper
 from .messages import from_dsh_messages, to_dsh_messages
 from .request import AgentRequest, parse_agent_request, to_run_input
 from .routes import encode, mapper_for, routes
@@ -37,6 +38,7 @@ __all__ = [
     "ERROR",
     "EVENTS",
     "META",
+    "REASONING",
     "STEP_BREAK",
     "AgentRequest",
     "Bubble",

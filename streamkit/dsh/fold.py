@@ -2,10 +2,11 @@
 
 :func:`fold` applies named frames (``{"event", "data"}``, what :class:`~streamkit.dsh.DSHMapper` returns or
 :func:`parse_sse` reads from a body) the way a plain-JS console renders them: ``chunk`` text grows the current
-bubble (reasoning apart), every ``step_break`` closes it (the next chunk opens a new one), the first
-``step_break`` of a ``callId`` inserts its tool card and later ones update it; ``done`` brings the final
-``messages``, from which every card's final state is rebuilt (:func:`cards_from_messages`); ``error`` ends the
-run with its message. Frames after the terminal one are ignored, as a console stops reading there.
+bubble's answer and ``reasoning`` text its thinking, shown apart; every ``step_break`` closes the bubble (the
+next ``chunk`` or ``reasoning`` opens a new one), the first ``step_break`` of a ``callId`` inserts its tool card
+and later ones update it; ``done`` brings the final ``messages``, from which every card's final state is
+rebuilt (:func:`cards_from_messages`); ``error`` ends the run with its message. Frames after the terminal one
+are ignored, as a console stops reading there.
 """
 
 from __future__ import annotations
@@ -132,12 +133,12 @@ def fold(frames: Iterable[Mapping[str, Any]]) -> Folded:
         name, data = frame["event"], frame["data"]
         if name == "meta":
             out.meta = dict(data)
-        elif name == "chunk":
+        elif name == "chunk" or name == "reasoning":
             if current is None:
                 current = Bubble()
                 out.timeline.append(("bubble", len(out.bubbles)))
                 out.bubbles.append(current)
-            if data.get("reasoning"):
+            if name == "reasoning":
                 current.reasoning += data["content"]
             else:
                 current.text += data["content"]

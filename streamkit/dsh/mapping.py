@@ -13,8 +13,9 @@ ChatEvent                   dialect event
 RunStarted                  ``meta`` ``{agentId, sessionId, runId, messageId?, model?, timestamp,
                             metadata?}``; always the first frame
 TextDelta                   ``chunk`` ``{id, content}`` (empty deltas send nothing)
-ReasoningDelta              ``chunk`` ``{id, content, reasoning: true}``: the nearest form (a console that
-                            ignores ``reasoning`` shows the thinking inline); kept apart in ``done.messages``
+ReasoningDelta              ``reasoning`` ``{id, content}``: the model's thinking, under its own name so
+                            that ``chunk`` is the answer alone (a console that does not listen for it
+                            shows no thinking); ``reasoning`` of the assistant message in ``done.messages``
 ToolCallEnd                 ``step_break`` ``{toolName, callId, args, status: "started"}``; an invalid call
                             (``error``) goes straight to ``status: "error"`` with ``error``
 ToolResult                  ``step_break`` with ``status: "done"`` and ``result``, or ``"error"`` and
@@ -48,7 +49,6 @@ message, then the run's messages (``assistant`` messages with ``content``, ``rea
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -83,21 +83,23 @@ from ..events import (
     ToolResult,
     UserMessage,
 )
+from ..events.logs import run_logger
 from ..frames import MapperBase
 from ..patch import PatchError, apply_patch, check_patch
 from ..stringify import dumps, js_value, to_json
 from .messages import to_dsh_messages
 
-__all__ = ["CHUNK", "DONE", "ERROR", "EVENTS", "META", "STEP_BREAK", "DSHMapper"]
+__all__ = ["CHUNK", "DONE", "ERROR", "EVENTS", "META", "REASONING", "STEP_BREAK", "DSHMapper"]
 
-logger = logging.getLogger("streamkit.dsh")
+logger = run_logger("streamkit.dsh")
 
 META = "meta"
 CHUNK = "chunk"
+REASONING = "reasoning"
 STEP_BREAK = "step_break"
 DONE = "done"
 ERROR = "error"
-EVENTS = (META, CHUNK, STEP_BREAK, DONE, ERROR)
+EVENTS = (META, CHUNK, REASONING, STEP_BREAK, DONE, ERROR)
 """The dialect's SSE event names."""
 
 Frame = dict[str, Any]
@@ -394,7 +396,7 @@ class DSHMapper(MapperBase):
         if not event.delta:
             return []
         self._current().reasoning.append(event.delta)
-        return [_named(CHUNK, {"id": event.id, "content": event.delta, "reasoning": True})]
+        return [_named(REASONING, {"id": event.id, "content": event.delta})]
 
     # -- tools -------------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@
     app = Starlette(routes=dsh.routes(agent, path="/api/agent", options=options))
     # FastAPI: app.router.routes.extend(dsh.routes(agent))
 
-* ``POST {path}/stream``: the run as named SSE events (``meta``, ``chunk``, ``step_break``, then ``done`` or
-  ``error``), with heartbeats;
+* ``POST {path}/stream``: the run as named SSE events (``meta``, ``chunk``, ``reasoning``, ``step_break``, then
+  ``done`` or ``error``), with heartbeats;
 * ``POST {path}/message``: the same run answered at once, as JSON (:meth:`~streamkit.dsh.fold.Folded.answer`:
   ``meta``, ``content``, ``bubbles``, ``toolCalls`` and the ``done`` or ``error`` frame's data);
 * ``POST {path}/{agentId}/cancel``: stops the agent's run in progress (``204``; ``404`` when none), which

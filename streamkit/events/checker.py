@@ -8,7 +8,9 @@ kinds of block, and tool results and approvals refer to known calls.
 In **repair** mode (the default) the checker fixes what a sloppy core gets wrong: it opens implied
 blocks, closes what is still open before the end, synthesizes ``RunStarted``/``RunFinished``, renames an id
 that another kind of block already uses, and drops what cannot be repaired, logging each change on the
-``streamkit.events`` logger. In **strict** mode it raises :class:`ProtocolError` instead.
+``streamkit.events`` logger: a repair at INFO (all of the run's content still gets through), a drop at
+WARNING (content was lost, which a default server log shows). In **strict** mode it raises
+:class:`ProtocolError` instead.
 
 A ``RunError`` or ``RunAborted`` may arrive with blocks open in both modes: they are closed first.
 
@@ -167,7 +169,7 @@ class SequenceChecker:
             if self.strict:
                 raise ProtocolError(event, "the run has not started (RunStarted must come first)")
             self._started = True
-            logger.warning("synthesized RunStarted before %s", type(event).__name__)
+            logger.info("synthesized RunStarted before %s", type(event).__name__)
             return [RunStarted(), *self.feed(event)]
         return self._run_started(event)
 
@@ -177,7 +179,7 @@ class SequenceChecker:
             return []
         if self.strict:
             raise ProtocolError(None, "the stream ended without RunFinished, RunError or RunAborted")
-        logger.warning("synthesized RunFinished at the end of the stream")
+        logger.info("synthesized RunFinished at the end of the stream")
         out: list[ChatEvent] = []
         if not self._started:
             self._started = True
@@ -212,7 +214,7 @@ class SequenceChecker:
                 alias += "_"
             self._kind[alias] = kind
             self._alias[(kind, block_id)] = alias
-            logger.warning("renamed %s id %r to %r: the id is used by a %s block", kind, block_id, alias, owner)
+            logger.info("renamed %s id %r to %r: the id is used by a %s block", kind, block_id, alias, owner)
         return alias
 
     def _resolve(self, kind: str, block_id: str) -> str:
@@ -249,7 +251,7 @@ class SequenceChecker:
                 self._done = False
                 opened = ", ".join(f"{k} {i!r}" for k, i in self.open_blocks)
                 raise ProtocolError(event, f"the run finished with blocks still open: {opened}")
-            logger.warning("closed open blocks before RunFinished: %s", self.open_blocks)
+            logger.info("closed open blocks before RunFinished: %s", self.open_blocks)
             return [*self._close_all(), event]
         return [event]
 
@@ -307,7 +309,7 @@ class SequenceChecker:
             raise ProtocolError(event, f"delta for an unopened text id {event.id!r}")
         start = self._text_start(TextStart(id=event.id))
         bid = self._resolve("text", event.id)
-        logger.warning("opened text block %r implied by a delta", bid)
+        logger.info("opened text block %r implied by a delta", bid)
         if not event.delta:
             return start  # the implied block opens; its empty delta sends nothing
         return [*start, event if bid == event.id else TextDelta(id=bid, delta=event.delta)]
@@ -341,7 +343,7 @@ class SequenceChecker:
             raise ProtocolError(event, f"delta for an unopened reasoning id {event.id!r}")
         start = self._reasoning_start(ReasoningStart(id=event.id))
         bid = self._resolve("reasoning", event.id)
-        logger.warning("opened reasoning block %r implied by a delta", bid)
+        logger.info("opened reasoning block %r implied by a delta", bid)
         if not event.delta:
             return start  # the implied block opens; its empty delta sends nothing
         return [*start, event if bid == event.id else ReasoningDelta(id=bid, delta=event.delta)]
@@ -409,7 +411,7 @@ class SequenceChecker:
         if bid in self._tools_open:
             if self.strict:
                 raise ProtocolError(event, f"result for tool call {event.id!r} whose input is still open")
-            logger.warning("closed tool call %r before its result", bid)
+            logger.info("closed tool call %r before its result", bid)
             del self._tools_open[bid]
             self._tools_ended.add(bid)
             out.append(ToolCallEnd(id=bid))

@@ -1,11 +1,22 @@
-"""streamkit's loggers: named ``streamkit.<module>``, silent until the app configures logging.
+"""streamkit's loggers: named ``streamkit.<module>``; the library adds no handler of its own.
 
-The ``streamkit`` logger has a ``NullHandler`` (the library convention), so nothing is printed unless the
-app configures logging, for example::
+What is printed is the app's logging configuration's choice. An app that configured nothing (plain ``uvicorn
+app:app``: uvicorn's default configuration sets up only the ``uvicorn.*`` loggers) gets Python's last-resort
+handler, which prints the message of each WARNING or ERROR record to stderr. So an exception in an agent is one
+line there, followed by its traceback::
+
+    run run-42: agent stream failed: RuntimeError: database connection refused
+    Traceback (most recent call last):
+    ...
+
+Failures are logged at WARNING or ERROR (an agent that raised, content that had to be dropped, a stream store
+that failed); the routine repairs of an ill-formed run (an implied ``RunStarted``, a block opened by its first
+delta) at INFO, and details at DEBUG. An app that configures logging decides the format and levels, for
+example::
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
-A line logged while a run is being served names the run: ``WARNING streamkit.events: run run-1: synthesized
+A line logged while a run is being served names the run: ``INFO streamkit.events: run run-1: synthesized
 RunFinished at the end of the stream``. The routes bind the run id (:func:`bind_run`) before the agent
 starts; the record also carries it as ``record.run_id`` for structured handlers.
 """
@@ -49,4 +60,3 @@ class RunLogger(logging.LoggerAdapter[logging.Logger]):
 def run_logger(name: str) -> RunLogger:
     """The logger ``name`` (under ``streamkit``), naming the bound run in its lines."""
     return RunLogger(logging.getLogger(name))
-

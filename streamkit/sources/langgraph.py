@@ -11,9 +11,11 @@ subgraph-holding graph) as a streamkit agent core, served by both protocols::
 
 **Input.** The history becomes LangChain messages (:func:`to_langgraph_messages`: text and files, assistant text with
 its tool calls, tool results as ``ToolMessage``\\ s in causal order). The client's state (when it is an
-object) fills the graph's state keys of the same names; the client's frontend tools go to a ``tools`` key
-and its context to a ``context`` key when the graph's input has such keys. The thread id is the
-checkpointer's ``configurable.thread_id``. With a checkpointer that already holds the thread, the
+object) fills the graph's input keys of the same names (read as LangGraph reads them: the input schema's
+channels, whatever kind of class the schema is); a key the graph's input does not have is dropped with a
+warning naming it, unless its value is what the thread's checkpoint already holds. The client's frontend
+tools go to a ``tools`` key and its context to a ``context`` key when the graph's input has such keys. The
+thread id is the checkpointer's ``configurable.thread_id``. With a checkpointer that already holds the thread, the
 checkpoint is the history: only what is new (the messages after the last assistant message, and results
 of tool calls the checkpoint has left open) is sent, so nothing is added twice.
 
@@ -82,6 +84,7 @@ from ..events import (
     Usage,
     chat_event_adapter,
 )
+from ..events.logs import run_logger
 from .loop import StepTranslator, add_usage, describe_error, run_tag
 
 try:
@@ -105,6 +108,8 @@ __all__ = [
     "to_langgraph_messages",
     "to_messages",
 ]
+
+logger = run_logger("streamkit.sources.langgraph")
 
 STREAM_MODES = ["messages", "tasks", "values", "custom"]
 """The ``stream_mode`` the agent runs the graph with (see the module docstring for why)."""
@@ -496,6 +501,31 @@ _HANDLERS: dict[str, Any] = {
 _NOTHING: Any = object()
 
 
+def _input_keys(graph: Any) -> set[str] | None:
+    """The keys LangGraph takes from a run's input, or None when the graph does not say.
+
+    A ``StateGraph`` takes the fields of its input schema that are channels (not managed values): the keys its
+    ``START`` node writes. They are read from the builder's schemas, not from ``get_input_jsonschema()``, which
+    pydantic refuses for a ``typing.TypedDict`` state before Python 3.12. A ``Pregel`` built by hand takes
+    its input channels, when they are a list; any other graph (a functional-API ``entrypoint``, a remote
+    graph) is asked for its input's JSON schema.
+    """
+    builder = getattr(graph, "builder", None)
+    schemas = getattr(builder, "schemas", None)
+    schema = getattr(builder, "input_schema", None)
+    if isinstance(schemas, Mapping) and isinstance(schemas.get(schema), Mapping):
+        managed = getattr(builder, "managed", None) or {}
+        return {k for k in schemas[schema] if isinstance(k, str) and k not in managed}
+    channels = getattr(graph, "input_channels", None)
+    if isinstance(channels, list | tuple) and all(isinstance(c, str) for c in channels):
+        return set(channels)
+    try:
+        properties = graph.get_input_jsonschema().get("properties")
+    except Exception:  # a graph without a JSON-able schema
+        return None
+    return set(properties) if isinstance(properties, dict) and properties else None
+
+
 def _interrupt(value: Any) -> Interrupt:
     raw = getattr(value, "value", value)
     schema = getattr(value, "response_schema", None)
@@ -551,13 +581,9 @@ class LangGraphAgent:
         return config
 
     def input_keys(self) -> set[str]:
-        """The keys of the graph's input (its state schema's fields)."""
-        try:
-            schema = self.graph.get_input_jsonschema()
-        except Exception:  # a graph without a JSON-able schema: only the messages go in
-            return {self.messages_key}
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        return set(properties) if isinstance(properties, dict) else {self.messages_key}
+        """The keys of the graph's input (its input schema's fields), or only the messages key when the graph
+        does not say (a functional-API ``entrypoint``, say)."""
+        return _input_keys(self.graph) or {self.messages_key}
 
     async def graph_input(self, run: RunInput, config: dict[str, Any]) -> Any:
         """What the graph is run with: a ``Command(resume=...)`` answering pending interrupts, else the
@@ -570,18 +596,44 @@ class LangGraphAgent:
                 answers[entry.interrupt_id] = self._answer(entry)
         if answers:
             return Command(resume=answers)
-        keys = self.input_keys()
+        read = _input_keys(self.graph)
+        keys = read or {self.messages_key}
         values = getattr(checkpoint, "values", None) if checkpoint else None
         known = values.get(self.messages_key) if isinstance(values, Mapping) else None
         messages = _new_messages(run.messages, known) if known else to_langgraph_messages(run.messages)
         state: dict[str, Any] = {self.messages_key: messages}
         if isinstance(run.state, Mapping):
             state.update({k: v for k, v in run.state.items() if k in keys and k not in state})
+            self._warn_dropped(run.state, keys, values if isinstance(values, Mapping) else {}, read is not None)
         if "tools" in keys and run.tools:
             state["tools"] = [t.model_dump(exclude_none=True) for t in run.tools]
         if "context" in keys and run.context:
             state["context"] = [c.model_dump() for c in run.context]
         return state
+
+    def _warn_dropped(self, client: Mapping[str, Any], keys: set[str], held: Mapping[str, Any], read: bool) -> None:
+        """Warn, naming them, of the client's state keys that do not go in: not input keys of the graph, and
+        not just the value the thread's checkpoint already holds (the state the client was sent, sent back)."""
+        lost = sorted(
+            k
+            for k, v in client.items()
+            if k not in keys and k != self.messages_key and not (k in held and _jsonable(held[k]) == v)
+        )
+        if not lost:
+            return
+        names = ", ".join(repr(k) for k in lost)
+        if read:
+            logger.warning(
+                "dropped the client's state keys %s: the graph's input has no such keys (it takes %s)",
+                names,
+                ", ".join(repr(k) for k in sorted(keys)),
+            )
+        else:
+            logger.warning(
+                "dropped the client's state keys %s: the graph does not say its input keys, so only %r goes in",
+                names,
+                self.messages_key,
+            )
 
     def _answer(self, entry: ResumeEntry) -> Any:
         return entry.payload if entry.status == "resolved" else self.cancel_value

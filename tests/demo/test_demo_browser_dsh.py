@@ -30,7 +30,10 @@ WATCH = """
     const last = [...root.querySelectorAll('[data-testid="message-assistant"]')].pop();
     const kinds = last ? [...last.querySelectorAll('[data-testid="answer-text"], [data-testid="tool-card"]')]
       .map((el) => (el.dataset.testid === "tool-card" ? "tool" : "bubble")) : [];
-    seen.push({ rebuilt: box.dataset.rebuilt, breaks: Number(box.dataset.stepBreaks), kinds: kinds.join(",") });
+    const answers = last ? [...last.querySelectorAll('[data-testid="answer-text"]')].map((el) => el.textContent) : [];
+    const thinking = last ? [...last.querySelectorAll('[data-testid="reasoning"]')].map((el) => el.textContent) : [];
+    seen.push({ rebuilt: box.dataset.rebuilt, breaks: Number(box.dataset.stepBreaks), kinds: kinds.join(","),
+      answers, thinking });
   };
   new MutationObserver(note).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
 }
@@ -77,10 +80,16 @@ def test_the_console_tab_through_the_agents_paths(browser: Any, demo_url: str) -
     assert card.count() == 1 and card.get_attribute("data-state") == "output-available"
     assert card.get_attribute("data-tool") == "get_weather"
     assert "sunny in Lisbon" in _last_answer(page).get_by_test_id("answer-text").last.inner_text()
+    # the thinking (its own `reasoning` event) shows in a reasoning block, live and rebuilt, never in the answer
+    thought = "The user wants the current weather in Lisbon"
+    assert any(any(thought in t for t in s["thinking"]) for s in live), live
+    assert not any(thought in a for s in page.evaluate("window.__dsh") for a in s["answers"])
+    reasoning = _last_answer(page).get_by_test_id("reasoning")
+    assert reasoning.count() == 1 and thought in (reasoning.text_content() or "")
     assert "Lisbon (Wikipedia)" in pane.get_by_test_id("sources").inner_text()
     assert pane.get_by_test_id("dsh-done").get_attribute("data-finish") == "stop"
     log = pane.get_by_test_id("frame-log").inner_text()
-    assert "meta" in log and "step_break" in log and "done" in log
+    assert "meta" in log and "reasoning" in log and "step_break" in log and "done" in log
     page.screenshot(path=str(ARTIFACTS / "demo-dsh-tool.png"))
 
     # parallel tools: three cards in one bubble gap, then a second step, all done; history kept by the server

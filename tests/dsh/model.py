@@ -1,7 +1,8 @@
 """What a run of ChatEvents means to a console of the dialect, computed from the (checked) events alone.
 
-The console shows bubbles of text (and reasoning) split at every tool-call boundary, one card per tool call
-with its args and the status it reached, and, at the end, the conversation. This model reads those off the
+The console shows bubbles of text (and, apart, reasoning) split at every tool-call boundary, one card per tool
+call with its args and the status it reached, and, at the end, the conversation. A console that listens for
+``chunk`` alone shows the answer's text and none of the thinking. This model reads those off the
 events the sequence checker lets through, with none of the mapper's code.
 """
 
@@ -41,8 +42,9 @@ def _snapshot_messages(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def meaning(events: list[ChatEvent], history: list[dict[str, Any]]) -> dict[str, Any]:
-    """``bubbles`` ([text, reasoning] pairs, empty ones never shown), ``tools`` (callId -> card), ``messages``
-    (the conversation, ids left out), ``terminal`` ("done" / "error") with its ``finishReason`` / ``message``."""
+    """``bubbles`` ([text, reasoning] pairs, empty ones never shown), ``answer`` and ``thinking`` (all the text
+    and all the reasoning, in order), ``tools`` (callId -> card), ``messages`` (the conversation, ids left out),
+    ``terminal`` ("done" / "error") with its ``finishReason`` / ``message``."""
     bubbles: list[list[str]] = []
     bubble: list[str] | None = None
     tools: dict[str, dict[str, Any]] = {}
@@ -153,5 +155,8 @@ def meaning(events: list[ChatEvent], history: list[dict[str, Any]]) -> dict[str,
             out["terminal"] = ("done", "aborted")
         elif t == "run-error":
             out["terminal"] = ("error", ev.message)
-    out.update(bubbles=bubbles, tools=tools, messages=messages, pending_approvals=sorted(approvals))
+    answer = "".join(b[0] for b in bubbles)
+    thinking = "".join(b[1] for b in bubbles)
+    out.update(bubbles=bubbles, answer=answer, thinking=thinking, tools=tools, messages=messages)
+    out["pending_approvals"] = sorted(approvals)
     return out

@@ -67,7 +67,7 @@ def test_a_tool_run_frame_by_frame() -> None:
                 "metadata": {"model": "m-1"},
             },
         },
-        {"event": "chunk", "data": {"id": "r", "content": "hmm", "reasoning": True}},
+        {"event": "reasoning", "data": {"id": "r", "content": "hmm"}},
         {"event": "chunk", "data": {"id": "t", "content": "Let me look."}},
         {
             "event": "step_break",
@@ -112,6 +112,33 @@ def test_a_tool_run_frame_by_frame() -> None:
             "usage": {"inputTokens": 3, "outputTokens": 4},
         },
     }
+
+
+def test_thinking_is_its_own_event_and_chunk_is_the_answer_alone() -> None:
+    events = [
+        RunStarted(),
+        ReasoningDelta(id="r", delta="The user wants "),
+        ReasoningDelta(id="r", delta="a greeting."),
+        TextDelta(id="t", delta="Hello"),
+        TextDelta(id="t", delta="!"),
+        RunFinished(),
+    ]
+
+    async def body() -> bytes:
+        return b"".join([c async for c in dsh.encode(events, agent_id="a", run_id="r")])
+
+    raw = asyncio.run(body())
+    assert b'event: reasoning\ndata: {"id":"r","content":"The user wants "}\n\n' in raw
+    frames = dsh.parse_sse(raw)
+    # the seed's console: chunk is the assistant's text increment, and it knows no other event
+    seed_console = "".join(f["data"]["content"] for f in frames if f["event"] == "chunk")
+    assert seed_console == "Hello!"
+    folded = dsh.fold(frames)
+    assert [(b.text, b.reasoning) for b in folded.bubbles] == [("Hello!", "The user wants a greeting.")]
+    assert folded.messages is not None
+    assert folded.messages[-1]["reasoning"] == "The user wants a greeting."
+    assert folded.messages[-1]["content"] == "Hello!"
+    assert dsh.REASONING == "reasoning" and dsh.REASONING in dsh.EVENTS
 
 
 def test_invalid_calls_approvals_denials_and_aborts() -> None:

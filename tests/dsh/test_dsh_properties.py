@@ -66,7 +66,8 @@ def check_rules(frames: list[dict[str, Any]]) -> None:
         if f["event"] == "step_break":
             assert set(data) >= {"toolName", "callId", "args", "status"}
             assert data["status"] in ("started", "done", "error")
-        elif f["event"] == "chunk":
+        elif f["event"] in ("chunk", "reasoning"):
+            assert set(data) == {"id", "content"}  # no flag to know: the name says which it is
             assert isinstance(data["content"], str) and data["content"]
 
 
@@ -92,6 +93,9 @@ def test_the_fold_shows_what_the_events_meant(events: list[ChatEvent]) -> None:
     folded = fold(orjson.loads(dumps(frames)))
     want = meaning(events, HISTORY)
     assert [[b.text, b.reasoning] for b in folded.bubbles] == want["bubbles"]
+    # a console that listens for chunk alone shows the answer, and none of the thinking
+    assert "".join(f["data"]["content"] for f in frames if f["event"] == "chunk") == want["answer"]
+    assert "".join(f["data"]["content"] for f in frames if f["event"] == "reasoning") == want["thinking"]
     assert folded.step_breaks == sum(1 for f in frames if f["event"] == "step_break")
     assert folded.streamed_tools == wire(want["tools"])
     kind, detail = want["terminal"]

@@ -416,7 +416,7 @@ def test_strict_requires_run_started_and_an_end() -> None:
 
 
 def test_repair_synthesizes_start_and_finish_and_closes_blocks(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="streamkit.events")
+    caplog.set_level(logging.INFO, logger="streamkit.events")
     out = run(SequenceChecker(), [TextDelta(id="t", delta="hi"), ToolCallStart(id="c", name="f")])
     assert out == [
         RunStarted(),

@@ -6,18 +6,22 @@ chunks), through both protocols' routes and the real clients (``@ag-ui/client`` 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import logging
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_stream_writer
+from langgraph.func import entrypoint
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 from starlette.applications import Starlette
@@ -36,6 +40,7 @@ from streamkit.events import (
     StateUpdate,
     StepFinished,
     StepStarted,
+    TextDelta,
     TextPart,
     ToolCallPart,
     ToolResult,
@@ -661,6 +666,94 @@ def test_generated_model_streams_reach_both_clients_as_meant(js: JsOracle, data:
     got = meant_of_events(events)
     assert (got.blocks, got.finish) == (meant.blocks, meant.finish)
     assert_clients_agree(js, events, meant)
+
+
+# --- the client's state as the graph's input ------------------------------------------------------------
+
+CounterState = TypedDict(  # noqa: UP013 - the functional form is the point: users write it
+    "CounterState", {"messages": Annotated[list[AnyMessage], add_messages], "counter": int, "plan": list[str]}
+)
+
+
+class ClassCounterState(TypedDict):  # typing's TypedDict, which pydantic cannot schema before Python 3.12
+    messages: Annotated[list[AnyMessage], add_messages]
+    counter: int
+    plan: list[str]
+
+
+def counter_graph(state: type[Any], *, checkpointer: Any = None, input_schema: type[Any] | None = None) -> Any:
+    """One node: the model answers (langchain_core's own fake model), the counter counts, the plan grows."""
+    model = GenericFakeChatModel(messages=iter(["Counted it.", "Again."]))
+
+    async def agent(s: Any) -> dict[str, Any]:
+        message = await model.ainvoke(s["messages"])
+        return {"messages": [message], "counter": s.get("counter", 0) + 1, "plan": [*s.get("plan", []), "count"]}
+
+    builder = StateGraph(state, input_schema=input_schema)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+@pytest.mark.parametrize("state", [CounterState, ClassCounterState], ids=["functional", "class"])
+def test_the_clients_state_reaches_a_typing_typed_dict_graph(
+    state: type[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streamkit.sources.langgraph")
+    agent = LangGraphAgent(counter_graph(state))
+    assert agent.input_keys() == {"messages", "counter", "plan"}
+    events = events_of(agent, user_run(state={"counter": 41, "plan": ["draft"]}))
+    assert [e.state for e in events if isinstance(e, StateUpdate)][-1] == {"counter": 42, "plan": ["draft", "count"]}
+    assert "Counted it." in "".join(e.delta for e in events if isinstance(e, TextDelta))
+    assert caplog.records == []
+
+
+def test_client_state_the_graphs_input_does_not_take_is_dropped_with_a_warning_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streamkit.sources.langgraph")
+    agent = LangGraphAgent(counter_graph(CounterState))
+    events_of(agent, user_run(state={"counter": 41, "mood": "calm", "theme": "dark"}))
+    assert [r.getMessage() for r in caplog.records] == [
+        "dropped the client's state keys 'mood', 'theme': the graph's input has no such keys "
+        "(it takes 'counter', 'messages', 'plan')"
+    ]
+
+
+def test_state_the_client_sends_back_as_the_checkpoint_holds_it_is_not_a_loss(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="streamkit.sources.langgraph")
+    only_messages = TypedDict("OnlyMessages", {"messages": Annotated[list[AnyMessage], add_messages]})  # noqa: UP013
+    agent = LangGraphAgent(counter_graph(CounterState, checkpointer=InMemorySaver(), input_schema=only_messages))
+    assert agent.input_keys() == {"messages"}
+    first = events_of(agent, user_run(thread="t-echo"))
+    sent = [e.state for e in first if isinstance(e, StateUpdate)][-1]
+    assert sent == {"counter": 1, "plan": ["count"]}
+    second = events_of(agent, user_run("again", thread="t-echo", run_id="r2", state=sent))  # sent back as it was
+    assert caplog.records == []
+    sent = [e.state for e in second if isinstance(e, StateUpdate)][-1]
+    assert sent == {"counter": 2, "plan": ["count", "count"]}
+    events_of(agent, user_run("edit", thread="t-echo", run_id="r3", state={**sent, "counter": 7}))
+    assert [r.getMessage() for r in caplog.records] == [
+        "dropped the client's state keys 'counter': the graph's input has no such keys (it takes 'messages')"
+    ]
+
+
+def test_a_graph_that_does_not_say_its_input_keys_drops_client_state_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streamkit.sources.langgraph")
+
+    @entrypoint()
+    async def workflow(inputs: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"{len(inputs['messages'])} message(s)", id="m1")]}
+
+    agent = LangGraphAgent(workflow)
+    assert agent.input_keys() == {"messages"}
+    events_of(agent, user_run(state={"counter": 41}))
+    assert [r.getMessage() for r in caplog.records] == [
+        "dropped the client's state keys 'counter': the graph does not say its input keys, so only 'messages' goes in"
+    ]
 
 
 def test_without_the_extra_the_import_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
