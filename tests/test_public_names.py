@@ -255,6 +255,7 @@ FACES: dict[str, list[str]] = {
         "EVENTS",
         "Folded",
         "META",
+        "REASONING",
         "Run",
         "STEP_BREAK",
         "Session",
