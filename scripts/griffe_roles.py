@@ -4,7 +4,8 @@ streamkit's docstrings use reST roles (``:func:`x```, ``:class:`~a.B```), ``::``
 ``\\ s`` after a literal; mkdocstrings renders docstrings as Markdown. Once the package is loaded, each role
 becomes a code span wrapped in an *optional* cross-reference to the name it resolves to in the docstring's
 scope (a link where that object is on a page of the reference, plain code where it is not, never a warning);
-a ``~`` shows the last name only. ``::`` becomes a colon and the escaped space nothing.
+a ``~`` shows the last name only. A reST simple table (``====  ====`` rules) becomes a Markdown table (a line
+with an empty cell continues the row above), ``::`` a colon and the escaped space nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,35 @@ import griffe
 
 ROLE = re.compile(r":(?:func|class|mod|meth|data|attr|exc|obj):`!?(~?)([^`]+)`")
 LITERAL = re.compile(r"::$", re.MULTILINE)
+RULE = r"=+(?: +=+)+"
+TABLE = re.compile(rf"^( *)({RULE}) *\n(.*?)^\1{RULE} *\n(.*?)^\1{RULE} *$", re.MULTILINE | re.DOTALL)
+
+
+def _cells(line: str, spans: list[int]) -> list[str]:
+    bounds = [*spans[1:], len(line) + 1]
+    return [line[a:b].strip() for a, b in zip(spans, bounds, strict=True)]
+
+
+def _table(match: re.Match[str]) -> str:
+    """A reST simple table as a Markdown table."""
+    indent, rule = match.group(1), match.group(2)
+    spans = [m.start() for m in re.finditer(r"=+", rule)]
+    header = [_cells(line[len(indent) :], spans) for line in match.group(3).splitlines() if line.strip()]
+    body: list[list[str]] = []
+    for raw in match.group(4).splitlines():
+        if not raw.strip():
+            continue
+        cells = _cells(raw[len(indent) :], spans)
+        if body and "" in cells:  # a line with an empty cell continues the row above
+            last = body[-1]
+            for i, cell in enumerate(cells):
+                if cell:
+                    last[i] = f"{last[i]}{cell}" if last[i].endswith("-") else f"{last[i]} {cell}".strip()
+            continue
+        body.append(cells)
+    rows = [*header[:1], ["---"] * len(spans), *body]
+    lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(indent + line for line in lines)
 
 
 def _target(obj: griffe.Object, name: str) -> str | None:
@@ -43,6 +73,7 @@ def to_markdown(text: str, obj: griffe.Object | None = None) -> str:
             return code
         return f'<autoref identifier="{html.escape(target)}" optional>{code}</autoref>'
 
+    text = TABLE.sub(_table, text)
     text = ROLE.sub(role, text)
     text = text.replace("\\ ", "")
     return LITERAL.sub(":", text)
