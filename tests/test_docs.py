@@ -57,8 +57,10 @@ BODIES: dict[str, Any] = {
         "forwardedProps": {},
     },
     "dsh": {"agentId": "a1", "message": "Hi there!"},
+    "ask": {"question": "Hi there!"},  # the protocol of "Adding a protocol"
 }
-ENDS = {"aisdk": "data: [DONE]", "agui": '"type":"RUN_FINISHED"', "dsh": "event: done"}
+OWN_PATHS = {"/api/chat": "aisdk", "/api/agui": "agui", "/api/ask": "ask"}
+ENDS = {"aisdk": "data: [DONE]", "agui": '"type":"RUN_FINISHED"', "dsh": "event: done", "ask": "event: end"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def _protocol(route: Any) -> str | None:
         if module.startswith(f"streamkit.{name}.") and (name != "dsh" or path.endswith("/stream")):
             return name
     # an endpoint of the page's own, at the path the pages give each protocol
-    return {"/api/chat": "aisdk", "/api/agui": "agui"}.get(path) if module.startswith("docs_") else None
+    return OWN_PATHS.get(path) if module.startswith("docs_") else None
 
 
 async def _probe(app: Any, where: str) -> int:
@@ -128,6 +130,7 @@ async def _probe(app: Any, where: str) -> int:
             assert ENDS[protocol] in response.text, (where, route.path, response.text[-500:])
             assert "An error occurred." not in response.text, (where, route.path, response.text[-500:])
             sent += 1
+    assert sent, (where, "the app has no protocol route")
     return sent
 
 
