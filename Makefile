@@ -3,18 +3,22 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8000
+DOCS_PORT ?= 8001
 
-.PHONY: demo test test-fast install install-demo lint typecheck system-deps js examples-js bench frontend clean
+.PHONY: demo test test-fast install install-demo install-docs lint typecheck system-deps js examples-js bench frontend docs docs-build clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test,demo]'
+	$(BIN)/python -m pip install -q -e '.[test,demo,docs]'
 
 install-demo: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[demo]'
+
+install-docs: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[docs]'
 
 tests/js/node_modules: tests/js/package-lock.json
 	cd tests/js && npm ci --no-audit --no-fund
@@ -59,9 +63,17 @@ bench: install
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m bench
 
+## docs: serve the documentation site with live reload on http://127.0.0.1:$(DOCS_PORT)
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+## docs-build: build the documentation site into site/ in strict mode (a broken link or reference fails it)
+docs-build: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 ## frontend: rebuild the demo page into streamkit/demo/static
 frontend:
 	cd demo_frontend && npm ci --no-audit --no-fund && npm run build
 
 clean:
-	rm -rf $(VENV) tests/js/node_modules demo_frontend/node_modules examples/*/node_modules examples/*/.next
+	rm -rf $(VENV) site tests/js/node_modules demo_frontend/node_modules examples/*/node_modules examples/*/.next
