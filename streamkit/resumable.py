@@ -44,6 +44,7 @@ __all__ = [
     "LOST_TEXT",
     "TOO_LARGE_TEXT",
     "Endings",
+    "PrincipalError",
     "Resumable",
     "StoreUnavailable",
     "as_resumable",
@@ -93,10 +94,40 @@ def endings_from_mapper(mapper: Mapper, *, dead: bytes, trailer: bytes = b"", re
     return Endings(cancelled=cancelled, failed=failed, dead=dead)
 
 
+class PrincipalError(HTTPError):
+    """The ``authorize`` hook returned a principal with no JSON form, where an owner must be told apart by it
+    (a resumable run, the dialect's sessions): the server is misconfigured, a 500 naming the hook and the type."""
+
+    status = 500
+
+
 def principal_key(principal: Any) -> str:
-    """A stable digest of the principal the ``authorize`` hook returned (any JSON-able value; ``None``
-    for anonymous). Two requests belong to the same owner when their principals serialize alike."""
-    return hashlib.sha256(dumps(js_value(principal))).hexdigest()
+    """A stable digest of the principal the ``authorize`` hook returned (``None`` for anonymous). Two requests
+    belong to the same owner when their principals serialize alike.
+
+    The principal must have a JSON form: a JSON value (a user id, a dict of claims), a pydantic model or a
+    dataclass (through its fields). Any other object (an auth library's user instance) has no identity that
+    holds across requests and workers, so it is refused at the first request that needs an owner, with a
+    :class:`PrincipalError` (a JSON 500 naming the ``authorize`` hook and the type) and one error line in the
+    log. Return the user's id from the hook, or give :class:`Resumable` / ``Sessions`` an ``owner=`` function
+    that maps such objects to a string.
+    """
+    try:
+        raw = dumps(js_value(principal))
+    except (TypeError, ValueError, RecursionError):
+        kind = type(principal)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        logger.error(
+            "the authorize hook returned a principal of type %s, which has no JSON form to tell its owner by: "
+            "return a JSON value such as the user's id, or pass owner= to Resumable / Sessions",
+            name,
+        )
+        raise PrincipalError(
+            f"the authorize hook returned a principal of type {kind.__qualname__}, which is not JSON "
+            "(see the server log)",
+            field="authorize",
+        ) from None
+    return hashlib.sha256(raw).hexdigest()
 
 
 def last_event_id(request: Request) -> int | None:

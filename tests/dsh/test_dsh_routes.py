@@ -399,3 +399,37 @@ def test_no_body_gets_a_5xx(body: Any, blocking: bool) -> None:
         assert "done" in r.json() or "error" in r.json()
     else:
         assert fold(parse_sse(r.text)).finished
+
+
+class User:
+    """A principal the way auth libraries hand them out: a plain object, with no JSON form."""
+
+
+async def test_a_principal_with_no_json_form_is_a_clear_500_on_every_route(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("ERROR", logger="streamkit")
+    started = len(seen)
+    app = app_for(echo, options=StreamOptions(authorize=lambda request: User()))
+    body = {"agentId": "a1", "message": "hi"}
+    async with client(app) as c:
+        answers = [
+            await c.post("/api/agent/stream", json=body),
+            await c.post("/api/agent/message", json=body),
+            await c.get("/api/agent/a1/status"),
+            await c.post("/api/agent/a1/cancel"),
+        ]
+    for answer in answers:
+        assert answer.status_code == 500
+        error = answer.json()["error"]
+        assert error["field"] == "authorize" and "authorize hook" in error["message"] and "User" in error["message"]
+    assert len(seen) == started
+    lines = [r for r in caplog.records if r.name.startswith("streamkit")]
+    assert len(lines) == len(answers) and all(r.exc_info is None and "User" in r.getMessage() for r in lines)
+
+
+async def test_sessions_take_an_owner_function_for_other_principals() -> None:
+    sessions = dsh.Sessions(owner=lambda user: "u" if isinstance(user, User) else "?")
+    app = app_for(echo, sessions=sessions, options=StreamOptions(authorize=lambda request: User()))
+    async with client(app) as c:
+        r = await c.post("/api/agent/message", json={"agentId": "a1", "message": "hi"})
+        status = (await c.get("/api/agent/a1/status")).json()
+    assert r.status_code == 200 and status["runs"] == 1

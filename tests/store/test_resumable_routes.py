@@ -271,3 +271,70 @@ def test_an_unreachable_store_is_a_503_naming_it(live_server: Callable[..., Any]
         ):
             assert response.status_code == 503, response.request.url
             assert response.json()["error"]["field"] == "resumable"
+
+
+class User:
+    """A principal the way auth libraries hand them out: a plain object, with no JSON form."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_a_principal_with_no_json_form_is_a_clear_500_at_the_first_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from streamkit import aisdk
+
+    got: list[Any] = []
+
+    def agent(run: RunInput) -> Any:
+        got.append(run.principal)
+        return scripted()
+
+    def by_object(request: Request) -> User:
+        return User("alice")
+
+    resumable = StreamOptions(authorize=by_object, resumable=Resumable(MemoryStore()))
+    app = Starlette(
+        routes=[
+            *aisdk.routes(agent, path="/chat", options=resumable),
+            *agui.routes(agent, path="/agui", options=resumable),
+            *aisdk.routes(agent, path="/plain", options=StreamOptions(authorize=by_object)),
+        ]
+    )
+    chat = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    caplog.set_level("ERROR", logger="streamkit")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answers = [
+            await client.post("/chat", json=chat),
+            await client.get("/chat/c1/stream"),
+            await client.delete("/chat/c1/stream"),
+            await client.post("/agui", json=agui_body("t1")),
+            await client.post("/agui/reattach", json={"threadId": "t1"}),
+            await client.post("/agui/cancel", json={"threadId": "t1"}),
+        ]
+        plain = await client.post("/plain", json=chat)
+    for answer in answers:
+        assert answer.status_code == 500, answer.text
+        error = answer.json()["error"]
+        assert error["field"] == "authorize"
+        assert "authorize hook" in error["message"] and "User" in error["message"]
+    lines = [r for r in caplog.records if r.name.startswith("streamkit")]
+    assert len(lines) == len(answers)
+    assert all(r.exc_info is None and "User" in r.getMessage() and "owner=" in r.getMessage() for r in lines)
+    # Where only the agent sees the principal, any object will do.
+    assert plain.status_code == 200 and '"type":"finish"' in plain.text
+    assert len(got) == 1 and isinstance(got[0], User)  # no agent was called for an owner that cannot be told
+
+
+async def test_an_owner_function_maps_principals_with_no_json_form() -> None:
+    from streamkit import aisdk
+
+    keeper = Resumable(MemoryStore(), owner=lambda user: user.name)
+    options = StreamOptions(authorize=lambda request: User("alice"), resumable=keeper)
+    app = Starlette(routes=aisdk.routes(lambda run: scripted(), path="/chat", options=options))
+    chat = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        answer = await client.post("/chat", json=chat)
+    assert answer.status_code == 200 and '"type":"finish"' in answer.text
