@@ -4,7 +4,9 @@ With resumable mode on, a route hands the run's encoded frames to :meth:`Resumab
 worker drives them into the :class:`~streamkit.store.StreamStore` (batched by a
 :class:`~streamkit.store.StoreWriter`) while renewing the run's lease, and the POST response is just the first
 reader (:meth:`Resumable.read`). A dropped connection, a page reload or a reconnect that lands on another
-worker is one more reader of the same run, from the beginning or from an SSE ``Last-Event-ID``.
+worker is one more reader of the same run, from the beginning or from an SSE ``Last-Event-ID``: every frame a
+reader sends carries an id naming its place in the store (:func:`with_ids`), so a resume from any id the client
+has seen sends each later frame exactly once.
 
 How a run ends, besides the agent ending it:
 
@@ -46,11 +48,13 @@ __all__ = [
     "Endings",
     "PrincipalError",
     "Resumable",
+    "ResumePoint",
     "StoreUnavailable",
     "as_resumable",
     "endings_from_mapper",
     "last_event_id",
     "principal_key",
+    "with_ids",
 ]
 
 logger = run_logger("streamkit.resumable")
@@ -130,18 +134,61 @@ def principal_key(principal: Any) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def last_event_id(request: Request) -> int | None:
-    """The SSE ``Last-Event-ID`` header as a sequence number (``None`` when absent); 400 when malformed."""
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a reader resumes: after the stored entry ``after`` and the first ``skip`` frames of the next one."""
+
+    after: int = 0
+    skip: int = 0
+
+
+def with_ids(data: bytes, seq: int, *, skip: int = 0) -> bytes:
+    """The frames of stored entry ``seq``, each with its SSE ``id:``, without the first ``skip`` of them.
+
+    Every frame has an id, so a client that resumes from the last id it saw gets each later frame exactly once:
+    the last frame of the entry is ``<seq>`` (the whole entry seen), the ``k``-th before it ``<seq>.<k>``.
+    """
+    blocks = data.split(b"\n\n")
+    rest = blocks.pop()  # after the last frame: nothing, as streamkit writes frames
+    last = len(blocks)
+    out = []
+    for k in range(skip + 1, last + 1):
+        ident = b"%d" % seq if k == last else b"%d.%d" % (seq, k)
+        out.append(b"%b\nid: %b\n\n" % (blocks[k - 1], ident))
+    out.append(rest)
+    return b"".join(out)
+
+
+def _without_frames(data: bytes, skip: int) -> bytes:
+    """``data`` without its first ``skip`` frames."""
+    at = 0
+    for _ in range(skip):
+        end = data.find(b"\n\n", at)
+        if end < 0:
+            return b""
+        at = end + 2
+    return data[at:]
+
+
+def last_event_id(request: Request) -> ResumePoint | None:
+    """The SSE ``Last-Event-ID`` header (an id :func:`with_ids` wrote) as the point to resume after (``None``
+    when absent); 400 when malformed. ``<seq>`` resumes after entry ``seq``, ``<seq>.<k>`` after its ``k``-th
+    frame."""
     raw = request.headers.get("last-event-id")
     if raw is None or not raw.strip():
         return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise HTTPError("Last-Event-ID must be a sequence number", field="last-event-id") from None
-    if value < 0:
+    text = raw.strip()
+    if text.startswith("-") and text[1:].isdigit():
         raise HTTPError("Last-Event-ID must not be negative", field="last-event-id")
-    return value
+    seq, dot, frame_no = text.partition(".")
+    if not (seq.isascii() and seq.isdigit()) or (dot and not (frame_no.isascii() and frame_no.isdigit())):
+        raise HTTPError("Last-Event-ID must be an event id this server sent", field="last-event-id")
+    if not dot:
+        return ResumePoint(int(seq))
+    entry, k = int(seq), int(frame_no)
+    if entry < 1 or k < 1:
+        raise HTTPError("Last-Event-ID must be an event id this server sent", field="last-event-id")
+    return ResumePoint(entry - 1, k)
 
 
 def as_resumable(value: Resumable | StreamStore | None) -> Resumable | None:
@@ -322,16 +369,23 @@ class Resumable:
 
     # -- reading and cancelling ----------------------------------------------------------------------
 
-    async def read(self, run: str, *, dead: bytes, after: int = 0, ids: bool = True) -> AsyncIterator[bytes]:
-        """The run's bytes after sequence number ``after``, live until its end.
+    async def read(
+        self, run: str, *, dead: bytes, after: int | ResumePoint = 0, ids: bool = True
+    ) -> AsyncIterator[bytes]:
+        """The run's bytes after ``after`` (a sequence number, or where :func:`last_event_id` says), live until
+        its end.
 
-        With ``ids``, each entry's last frame carries ``id: <seq>`` so that an EventSource client's
-        ``Last-Event-ID`` names where to resume. Access must have been checked (:meth:`owned`).
+        With ``ids``, every frame carries its SSE ``id:`` (:func:`with_ids`), so that an EventSource client's
+        ``Last-Event-ID`` names the frame to resume after. Access must have been checked (:meth:`owned`).
         """
-        async for seq, data in self.store.read(run, after, dead=dead):
-            if ids and data.endswith(b"\n\n"):
-                yield b"%bid: %d\n\n" % (data[:-1], seq)
-            elif data:
+        point = after if isinstance(after, ResumePoint) else ResumePoint(after)
+        async for seq, data in self.store.read(run, point.after, dead=dead):
+            skip = point.skip if seq == point.after + 1 else 0
+            if ids:
+                data = with_ids(data, seq, skip=skip)
+            elif skip:
+                data = _without_frames(data, skip)
+            if data:
                 yield data
 
     async def cancel(self, run: str, owner: str) -> bool:

@@ -7,7 +7,7 @@ slot, so every script touches one slot):
   ``frames``, ``bytes``;
 * ``P:frames:{R}`` - a Redis Stream; entry ``0-<seq>`` holds field ``d`` (the bytes of one batch) and, on
   the end entry, ``end``. Explicit ids make the stream id the sequence number, so ``XREAD`` from ``0-<n>``
-  is exactly "everything after ``n``", and the entry ids double as SSE ``id:`` values;
+  is exactly "everything after ``n``", and the sequence numbers are what the SSE ``id:`` values name;
 * ``P:lease:{R}`` - a string that lives ``lease`` milliseconds and is renewed by the writer; its absence
   on a running run means the writer is dead;
 * ``P:chat:<chat>`` - the run key of the chat's latest run;
