@@ -15,8 +15,19 @@ How a run ends, besides the agent ending it:
 * **the store refuses more** (the run outgrew the store's bounds): the run ends with the protocol's error
   frames (``Endings.failed``);
 * **the worker dies**: its lease lapses and the first reader to notice ends the run with ``Endings.dead``,
-  closing bytes that are valid after any prefix of the stream;
-* **this worker shuts down** (:meth:`Resumable.aclose`): its runs end with the protocol's error frames.
+  closing bytes that are valid after any prefix of the stream (a writer that was only slow, and finds its run
+  ended so, or gone from the store, stops with one warning line);
+* **this worker shuts down** (:meth:`Resumable.aclose`): its runs end with the protocol's error frames;
+* **the stream store fails** (it cannot be reached once the client's own retries are spent, as when the
+  redis-server dies): the run **stops**. Nothing it writes could reach a reader (every reader, the POST
+  response included, reads through the store) or be kept for a resume, so its agent is closed (its
+  ``finally`` runs) rather than left to spend on output nobody gets. It stops when its writer's store call
+  fails, or, when the store is back before the client's retries are spent, at its next write, which finds the
+  run gone from the store. One warning line names the run and the error (no traceback); a last attempt writes
+  the protocol's error frames, in case the store is back at once.
+  Every reader of the run, on any worker, ends with the protocol's ``dead`` closing (its terminal error frame,
+  without an id: it is not kept), as soon as its own store call fails. While the store is down, requests that
+  need it are a 503; once it is back, new runs work as before (a run the store lost is a ``204`` to resume).
 
 Only the principal that started a run may read or cancel it: runs are recorded with an owner digest of the
 ``authorize`` hook's principal, chats are looked up per owner, and every access compares the owner.
@@ -147,7 +158,10 @@ def with_ids(data: bytes, seq: int, *, skip: int = 0) -> bytes:
 
     Every frame has an id, so a client that resumes from the last id it saw gets each later frame exactly once:
     the last frame of the entry is ``<seq>`` (the whole entry seen), the ``k``-th before it ``<seq>.<k>``.
+    Sequence number 0 (an ending not kept in the store, see :meth:`Resumable.entries`) gets no ids.
     """
+    if seq <= 0:
+        return _without_frames(data, skip)
     blocks = data.split(b"\n\n")
     rest = blocks.pop()  # after the last frame: nothing, as streamkit writes frames
     last = len(blocks)
@@ -204,6 +218,12 @@ class StoreUnavailable(HTTPError):
     status = 503
 
 
+def _summary(exc: BaseException) -> str:
+    """One line for a store failure: the exception's type and message, no traceback."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 @contextlib.asynccontextmanager
 async def _store_call() -> AsyncIterator[None]:
     try:
@@ -211,7 +231,7 @@ async def _store_call() -> AsyncIterator[None]:
     except HTTPError:
         raise
     except Exception as exc:
-        logger.error("the stream store failed", exc_info=exc)
+        logger.warning("the stream store is unavailable (%s); answering 503", _summary(exc))
         raise StoreUnavailable("the stream store is unavailable; please retry", field="resumable") from exc
 
 
@@ -328,19 +348,39 @@ class Resumable:
                     logger.warning("run %s outgrew the stream store; ending it", run)
                     await writer.finish(endings.failed(TOO_LARGE_TEXT))
                 elif isinstance(error, RunClosed):
-                    await writer.abort()  # a reader declared this worker dead: the run is over
+                    self._lost(run)
+                    await writer.abort()
                 else:
-                    logger.error("run %s: writing to the stream store failed", run, exc_info=error)
-                    await writer.finish(endings.failed(_STORE_FAILED_TEXT))
+                    await self._store_failed(run, writer, endings, error)
+            elif (failure := watch.exception()) is not None:
+                await _cancel(pump)
+                await self._store_failed(run, writer, endings, failure)
             else:
                 lease: Lease = watch.result()
                 await _cancel(pump)
                 if lease == "cancelled":
                     await writer.finish(endings.cancelled())
                 else:
+                    self._lost(run)
                     await writer.abort()
-        except Exception:
-            logger.exception("run %s: could not end the run in the stream store", run)
+        except Exception as exc:  # the store failed as the run ended
+            logger.warning("run %s: could not end the run in the stream store (%s)", run, _summary(exc))
+
+    @staticmethod
+    def _lost(run: str) -> None:
+        logger.warning(
+            "the stream store no longer holds the run (a reader ended it when its lease lapsed, or the store lost "
+            "it); the run is stopped (store key %s)",
+            run,
+        )
+
+    async def _store_failed(self, run: str, writer: StoreWriter, endings: Endings, error: BaseException) -> None:
+        """The store failed under a run: stop it (the agent is already closed), say so once, and try to end it."""
+        logger.warning("the stream store failed (%s); the run is stopped (store key %s)", _summary(error), run)
+        await writer.abort()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(self.heartbeat):
+                await self.store.finish(run, endings.failed(_STORE_FAILED_TEXT))
 
     @staticmethod
     async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
@@ -354,16 +394,12 @@ class Resumable:
                 await aclose()
 
     async def _watch(self, run: str) -> Lease:
+        # Renews the lease and hears a cancel; a store call that fails ends the watch with its error.
         store = self.store
         while True:
-            try:
-                if await store.wait_cancel(run, self.heartbeat):
-                    return "cancelled"
-                lease = await store.heartbeat(run)
-            except Exception:
-                logger.warning("run %s: heartbeat failed", run, exc_info=True)
-                await asyncio.sleep(self.heartbeat)
-                continue
+            if await store.wait_cancel(run, self.heartbeat):
+                return "cancelled"
+            lease = await store.heartbeat(run)
             if lease != "held":
                 return lease
 
@@ -379,7 +415,10 @@ class Resumable:
         ``Last-Event-ID`` names the frame to resume after. Access must have been checked (:meth:`owned`).
         """
         point = after if isinstance(after, ResumePoint) else ResumePoint(after)
-        async for seq, data in self.store.read(run, point.after, dead=dead):
+        async for seq, data in self.entries(run, dead=dead, after=point.after):
+            if not seq:  # the store failed: the ending is not kept, so it has no id to resume from
+                yield data
+                continue
             skip = point.skip if seq == point.after + 1 else 0
             if ids:
                 data = with_ids(data, seq, skip=skip)
@@ -387,6 +426,19 @@ class Resumable:
                 data = _without_frames(data, skip)
             if data:
                 yield data
+
+    async def entries(self, run: str, *, dead: bytes, after: int = 0) -> AsyncIterator[tuple[int, bytes]]:
+        """The store's ``(seq, bytes)`` entries of ``run`` after ``after``, live until its end.
+
+        If the store fails on the way, the last entry is ``(0, dead)``: the protocol's closing for a stream cut
+        at any point, not kept in the store (so a reader gives it no id). Access must have been checked.
+        """
+        try:
+            async for entry in self.store.read(run, after, dead=dead):
+                yield entry
+        except Exception as exc:
+            logger.debug("run %s: the stream store failed under a reader (%s)", run, _summary(exc))
+            yield 0, dead
 
     async def cancel(self, run: str, owner: str) -> bool:
         """Ask ``run`` to stop, if ``owner`` started it and it is running; reaches any worker."""

@@ -172,7 +172,7 @@ async def reattach(
 
 
 def _with_id(data: bytes, seq: int, ids: bool) -> bytes:
-    if ids and data.endswith(b"\n\n"):
+    if ids and seq > 0 and data.endswith(b"\n\n"):
         return b"%bid: %d\n\n" % (data[:-1], seq)
     return data
 
@@ -221,7 +221,7 @@ def reattach_routes(
     def replay(info: RunInfo, thread: str) -> AsyncIterator[bytes]:
         meta = info.meta
         return reattach(
-            resumable.store.read(info.run, dead=resume.dead),
+            resumable.entries(info.run, dead=resume.dead),
             upto=info.seq,
             thread_id=meta.get("threadId", thread),
             run_id=meta.get("runId", info.run),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
@@ -312,28 +313,37 @@ class RedisStore:
     async def _listen(self) -> None:
         if self._listener is None or self._listener.done():
             self._subscribed = asyncio.Event()
-            self._listener = asyncio.create_task(self._listen_loop(), name="streamkit-store-cancel-listener")
+            self._listener = asyncio.create_task(  # in a context of its own: it serves every run, not one
+                self._listen_loop(), name="streamkit-store-cancel-listener", context=contextvars.Context()
+            )
         assert self._subscribed is not None
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._subscribed.wait(), 5)
 
     async def _listen_loop(self) -> None:
-        # One subscription per store (per worker) serves every run it writes.
+        # One subscription per store (per worker) serves every run it writes. While Redis is away it is retried
+        # quietly, with a growing pause: one line when it is lost, one when it is back.
+        pause = 0.0
         while True:
             pubsub = self._r.pubsub()
             try:
                 await pubsub.subscribe(self._channel)
                 assert self._subscribed is not None
                 self._subscribed.set()
+                if pause:
+                    logger.info("the cancel subscription is back")
+                    pause = 0.0
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         data = message["data"]
                         self._wake(data.decode() if isinstance(data, bytes) else str(data))
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("cancel subscription lost; reconnecting", exc_info=True)
-                await asyncio.sleep(0.5)
+            except Exception as exc:
+                if not pause:
+                    logger.warning("the cancel subscription was lost (%s: %s); reconnecting", type(exc).__name__, exc)
+                pause = min(max(pause * 2, 0.25), 2.0)
+                await asyncio.sleep(pause)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()

@@ -324,3 +324,81 @@ def test_principal_key_is_stable_and_distinguishes_principals() -> None:
     assert principal_key("alice") != principal_key("bob")
     assert principal_key(None) != principal_key("")
     assert len(principal_key(None)) == 64
+
+
+class Failing(MemoryStore):
+    """A memory store that, once :attr:`down`, fails every call as an unreachable Redis would."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise ConnectionError("Error 111 connecting to the store. Connection refused.")
+
+    async def append(self, run: str, frames: Any) -> int:
+        self._check()
+        return await super().append(run, frames)
+
+    async def finish(self, run: str, closing: bytes = b"") -> bool:
+        self._check()
+        return await super().finish(run, closing)
+
+    async def heartbeat(self, run: str) -> Any:
+        self._check()
+        return await super().heartbeat(run)
+
+    async def wait_cancel(self, run: str, timeout: float) -> bool:
+        self._check()
+        return await super().wait_cancel(run, min(timeout, 0.05))
+
+    async def read(self, run: str, after: int = 0, *, dead: bytes = b"") -> AsyncIterator[tuple[int, bytes]]:
+        entries = super().read(run, after, dead=dead)
+        while True:
+            self._check()
+            step = asyncio.ensure_future(anext(entries))
+            while not step.done():  # a follower's connection is reset as soon as the store goes away
+                await asyncio.wait([step], timeout=0.01)
+                if self.down and not step.done():
+                    step.cancel()
+                    await asyncio.wait([step])
+                    self._check()
+            try:
+                yield step.result()
+            except StopAsyncIteration:
+                return
+
+
+async def test_a_store_that_fails_stops_the_run_and_ends_every_reader(caplog: pytest.LogCaptureFixture) -> None:
+    store = Failing()
+    a = Resumable(store, heartbeat=0.05)
+    agent = Agent(n=1000, pause=0.01)
+    run, _ = await start(a, agent)
+    got: list[bytes] = []
+
+    async def follow() -> bytes:
+        data = b""
+        async for chunk in a.read(run, dead=DEAD):
+            data += chunk
+            got.append(chunk)
+        return data
+
+    readers = [asyncio.create_task(follow()) for _ in range(2)]
+    while agent.emitted < 5:
+        await asyncio.sleep(0.01)
+    caplog.set_level("DEBUG", logger="streamkit")
+    store.down = True
+    bodies = await asyncio.wait_for(asyncio.gather(*readers), 5)
+    for body in bodies:
+        assert body.endswith(DEAD) and frames_of(body)[-1] == {"e": "dead"}
+        assert not body.endswith(b"id: " + ids_of(body)[-1].encode() + b"\n\n")  # the ending is not kept: no id
+    await asyncio.wait_for(agent.closed.wait(), 5)  # the run stopped: its agent was closed
+    assert 5 <= agent.emitted < 1000
+    await asyncio.sleep(0.1)
+    assert a.running == 0
+    warnings = [r for r in caplog.records if r.levelname == "WARNING" and r.name.startswith("streamkit")]
+    assert len(warnings) == 1 and "the run is stopped" in warnings[0].getMessage()
+    assert all(r.exc_info is None for r in caplog.records)
+    # Once the store is back, new runs work.
+    store.down = False
+    again, _ = await start(a, Agent(n=3), chat="c2")
+    assert frames_of(await asyncio.wait_for(read_all(a, again), 5))[-1] == {"e": "[END]"}

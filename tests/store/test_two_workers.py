@@ -3,17 +3,11 @@ clients, owner checks and cancel across workers, and a worker killed mid-run."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,60 +15,13 @@ import orjson
 import pytest
 
 from streamkit.resumable import LOST_TEXT
+from tests.store.processes import Worker
 from tests.support.oracle import JsOracle
 
-ROOT = Path(__file__).resolve().parents[2]
 LEASE = 1.5
 PACE = 0.03
 ALICE = {"authorization": "Bearer alice"}
 BOB = {"authorization": "Bearer bob"}
-
-
-class Worker:
-    """``uvicorn tests.store.resume_app:create_app`` in a process of its own on a free loopback port."""
-
-    def __init__(self, redis_url: str, prefix: str) -> None:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        sock.close()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ)
-        env.update(
-            STREAMKIT_REDIS_URL=redis_url, STREAMKIT_PREFIX=prefix, STREAMKIT_LEASE=str(LEASE), STREAMKIT_PACE=str(PACE)
-        )
-        self.proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "uvicorn", "tests.store.resume_app:create_app", "--factory"),
-                *("--app-dir", str(ROOT)),
-                *("--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"),
-            ],
-            env=env,
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise RuntimeError("the worker did not start") from None
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        """SIGKILL: the process dies without ending anything."""
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +32,9 @@ def prefix() -> str:
 @pytest.fixture(scope="module")
 def pair(redis_url: str, prefix: str) -> Iterator[tuple[Worker, Worker]]:
     """Workers A and B on one Redis."""
-    a = Worker(redis_url, prefix)
+    a = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     try:
-        b = Worker(redis_url, prefix)
+        b = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     except BaseException:
         a.stop()
         raise
@@ -332,7 +279,7 @@ def test_a_killed_worker_ends_its_readers_with_a_terminal_frame(
     js: JsOracle, pair: tuple[Worker, Worker], redis_url: str, prefix: str
 ) -> None:
     _, b = pair
-    doomed = Worker(redis_url, prefix)
+    doomed = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     chat = f"chat-{uuid.uuid4().hex[:8]}"
     try:
         client = httpx.Client(timeout=20)
