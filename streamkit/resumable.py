@@ -364,7 +364,7 @@ class Resumable:
                     self._lost(run)
                     await writer.abort()
         except Exception as exc:  # the store failed as the run ended
-            logger.warning("run %s: could not end the run in the stream store (%s)", run, _summary(exc))
+            logger.warning("could not end the run in the stream store (%s; store key %s)", _summary(exc), run)
 
     @staticmethod
     def _lost(run: str) -> None:

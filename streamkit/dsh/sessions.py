@@ -239,8 +239,13 @@ class Sessions:
 
     def _drop_from_largest(self, measure: Callable[[_Principal], int]) -> bool:
         """Drop the least recently used idle conversation of the principal holding the most; False if none."""
+        if not self._principals:
+            return False
+        owner, held = max(self._principals.items(), key=lambda item: measure(item[1]))
+        if self._drop_oldest(owner, held):
+            return True
         for owner, held in sorted(self._principals.items(), key=lambda item: measure(item[1]), reverse=True):
-            if self._drop_oldest(owner, held):
+            if self._drop_oldest(owner, held):  # the largest holder's conversations are all running
                 return True
         return False
 
