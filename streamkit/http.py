@@ -255,7 +255,12 @@ def field_error(field: str, errors: list[dict[str, str]], *, status: int = 422) 
 Authorize = Callable[[Request], Any]
 """Called with the request before the run starts; returns the principal (which reaches the agent as
 ``RunInput.principal``) or raises :class:`Unauthorized` / :class:`Forbidden` (or Starlette's
-``HTTPException``). May be a coroutine function."""
+``HTTPException``). May be a coroutine function.
+
+The agent may be given any object. The routes that tell owners apart by the principal (resumable runs, the
+dialect's sessions) need it to have a JSON form (a user id, a dict of claims, a pydantic model, a dataclass):
+any other object is refused at the first such request with a JSON 500 naming the hook and the type
+(``streamkit.resumable.principal_key``)."""
 
 
 async def authorize_request(hook: Authorize | None, request: Request) -> Any:

@@ -4,7 +4,9 @@ With resumable mode on, a route hands the run's encoded frames to :meth:`Resumab
 worker drives them into the :class:`~streamkit.store.StreamStore` (batched by a
 :class:`~streamkit.store.StoreWriter`) while renewing the run's lease, and the POST response is just the first
 reader (:meth:`Resumable.read`). A dropped connection, a page reload or a reconnect that lands on another
-worker is one more reader of the same run, from the beginning or from an SSE ``Last-Event-ID``.
+worker is one more reader of the same run, from the beginning or from an SSE ``Last-Event-ID``: every frame a
+reader sends carries an id naming its place in the store (:func:`with_ids`), so a resume from any id the client
+has seen sends each later frame exactly once.
 
 How a run ends, besides the agent ending it:
 
@@ -13,8 +15,19 @@ How a run ends, besides the agent ending it:
 * **the store refuses more** (the run outgrew the store's bounds): the run ends with the protocol's error
   frames (``Endings.failed``);
 * **the worker dies**: its lease lapses and the first reader to notice ends the run with ``Endings.dead``,
-  closing bytes that are valid after any prefix of the stream;
-* **this worker shuts down** (:meth:`Resumable.aclose`): its runs end with the protocol's error frames.
+  closing bytes that are valid after any prefix of the stream (a writer that was only slow, and finds its run
+  ended so, or gone from the store, stops with one warning line);
+* **this worker shuts down** (:meth:`Resumable.aclose`): its runs end with the protocol's error frames;
+* **the stream store fails** (it cannot be reached once the client's own retries are spent, as when the
+  redis-server dies): the run **stops**. Nothing it writes could reach a reader (every reader, the POST
+  response included, reads through the store) or be kept for a resume, so its agent is closed (its
+  ``finally`` runs) rather than left to spend on output nobody gets. It stops when its writer's store call
+  fails, or, when the store is back before the client's retries are spent, at its next write, which finds the
+  run gone from the store. One warning line names the run and the error (no traceback); a last attempt writes
+  the protocol's error frames, in case the store is back at once.
+  Every reader of the run, on any worker, ends with the protocol's ``dead`` closing (its terminal error frame,
+  without an id: it is not kept), as soon as its own store call fails. While the store is down, requests that
+  need it are a 503; once it is back, new runs work as before (a run the store lost is a ``204`` to resume).
 
 Only the principal that started a run may read or cancel it: runs are recorded with an owner digest of the
 ``authorize`` hook's principal, chats are looked up per owner, and every access compares the owner.
@@ -44,12 +57,15 @@ __all__ = [
     "LOST_TEXT",
     "TOO_LARGE_TEXT",
     "Endings",
+    "PrincipalError",
     "Resumable",
+    "ResumePoint",
     "StoreUnavailable",
     "as_resumable",
     "endings_from_mapper",
     "last_event_id",
     "principal_key",
+    "with_ids",
 ]
 
 logger = run_logger("streamkit.resumable")
@@ -93,24 +109,100 @@ def endings_from_mapper(mapper: Mapper, *, dead: bytes, trailer: bytes = b"", re
     return Endings(cancelled=cancelled, failed=failed, dead=dead)
 
 
+class PrincipalError(HTTPError):
+    """The ``authorize`` hook returned a principal with no JSON form, where an owner must be told apart by it
+    (a resumable run, the dialect's sessions): the server is misconfigured, a 500 naming the hook and the type."""
+
+    status = 500
+
+
 def principal_key(principal: Any) -> str:
-    """A stable digest of the principal the ``authorize`` hook returned (any JSON-able value; ``None``
-    for anonymous). Two requests belong to the same owner when their principals serialize alike."""
-    return hashlib.sha256(dumps(js_value(principal))).hexdigest()
+    """A stable digest of the principal the ``authorize`` hook returned (``None`` for anonymous). Two requests
+    belong to the same owner when their principals serialize alike.
+
+    The principal must have a JSON form: a JSON value (a user id, a dict of claims), a pydantic model or a
+    dataclass (through its fields). Any other object (an auth library's user instance) has no identity that
+    holds across requests and workers, so it is refused at the first request that needs an owner, with a
+    :class:`PrincipalError` (a JSON 500 naming the ``authorize`` hook and the type) and one error line in the
+    log. Return the user's id from the hook, or give :class:`Resumable` / ``Sessions`` an ``owner=`` function
+    that maps such objects to a string.
+    """
+    try:
+        raw = dumps(js_value(principal))
+    except (TypeError, ValueError, RecursionError):
+        kind = type(principal)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        logger.error(
+            "the authorize hook returned a principal of type %s, which has no JSON form to tell its owner by: "
+            "return a JSON value such as the user's id, or pass owner= to Resumable / Sessions",
+            name,
+        )
+        raise PrincipalError(
+            f"the authorize hook returned a principal of type {kind.__qualname__}, which is not JSON "
+            "(see the server log)",
+            field="authorize",
+        ) from None
+    return hashlib.sha256(raw).hexdigest()
 
 
-def last_event_id(request: Request) -> int | None:
-    """The SSE ``Last-Event-ID`` header as a sequence number (``None`` when absent); 400 when malformed."""
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a reader resumes: after the stored entry ``after`` and the first ``skip`` frames of the next one."""
+
+    after: int = 0
+    skip: int = 0
+
+
+def with_ids(data: bytes, seq: int, *, skip: int = 0) -> bytes:
+    """The frames of stored entry ``seq``, each with its SSE ``id:``, without the first ``skip`` of them.
+
+    Every frame has an id, so a client that resumes from the last id it saw gets each later frame exactly once:
+    the last frame of the entry is ``<seq>`` (the whole entry seen), the ``k``-th before it ``<seq>.<k>``.
+    Sequence number 0 (an ending not kept in the store, see :meth:`Resumable.entries`) gets no ids.
+    """
+    if seq <= 0:
+        return _without_frames(data, skip)
+    blocks = data.split(b"\n\n")
+    rest = blocks.pop()  # after the last frame: nothing, as streamkit writes frames
+    last = len(blocks)
+    out = []
+    for k in range(skip + 1, last + 1):
+        ident = b"%d" % seq if k == last else b"%d.%d" % (seq, k)
+        out.append(b"%b\nid: %b\n\n" % (blocks[k - 1], ident))
+    out.append(rest)
+    return b"".join(out)
+
+
+def _without_frames(data: bytes, skip: int) -> bytes:
+    """``data`` without its first ``skip`` frames."""
+    at = 0
+    for _ in range(skip):
+        end = data.find(b"\n\n", at)
+        if end < 0:
+            return b""
+        at = end + 2
+    return data[at:]
+
+
+def last_event_id(request: Request) -> ResumePoint | None:
+    """The SSE ``Last-Event-ID`` header (an id :func:`with_ids` wrote) as the point to resume after (``None``
+    when absent); 400 when malformed. ``<seq>`` resumes after entry ``seq``, ``<seq>.<k>`` after its ``k``-th
+    frame."""
     raw = request.headers.get("last-event-id")
     if raw is None or not raw.strip():
         return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise HTTPError("Last-Event-ID must be a sequence number", field="last-event-id") from None
-    if value < 0:
+    text = raw.strip()
+    if text.startswith("-") and text[1:].isdigit():
         raise HTTPError("Last-Event-ID must not be negative", field="last-event-id")
-    return value
+    seq, dot, frame_no = text.partition(".")
+    if not (seq.isascii() and seq.isdigit()) or (dot and not (frame_no.isascii() and frame_no.isdigit())):
+        raise HTTPError("Last-Event-ID must be an event id this server sent", field="last-event-id")
+    if not dot:
+        return ResumePoint(int(seq))
+    entry, k = int(seq), int(frame_no)
+    if entry < 1 or k < 1:
+        raise HTTPError("Last-Event-ID must be an event id this server sent", field="last-event-id")
+    return ResumePoint(entry - 1, k)
 
 
 def as_resumable(value: Resumable | StreamStore | None) -> Resumable | None:
@@ -126,6 +218,12 @@ class StoreUnavailable(HTTPError):
     status = 503
 
 
+def _summary(exc: BaseException) -> str:
+    """One line for a store failure: the exception's type and message, no traceback."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 @contextlib.asynccontextmanager
 async def _store_call() -> AsyncIterator[None]:
     try:
@@ -133,7 +231,7 @@ async def _store_call() -> AsyncIterator[None]:
     except HTTPError:
         raise
     except Exception as exc:
-        logger.error("the stream store failed", exc_info=exc)
+        logger.warning("the stream store is unavailable (%s); answering 503", _summary(exc))
         raise StoreUnavailable("the stream store is unavailable; please retry", field="resumable") from exc
 
 
@@ -250,19 +348,39 @@ class Resumable:
                     logger.warning("run %s outgrew the stream store; ending it", run)
                     await writer.finish(endings.failed(TOO_LARGE_TEXT))
                 elif isinstance(error, RunClosed):
-                    await writer.abort()  # a reader declared this worker dead: the run is over
+                    self._lost(run)
+                    await writer.abort()
                 else:
-                    logger.error("run %s: writing to the stream store failed", run, exc_info=error)
-                    await writer.finish(endings.failed(_STORE_FAILED_TEXT))
+                    await self._store_failed(run, writer, endings, error)
+            elif (failure := watch.exception()) is not None:
+                await _cancel(pump)
+                await self._store_failed(run, writer, endings, failure)
             else:
                 lease: Lease = watch.result()
                 await _cancel(pump)
                 if lease == "cancelled":
                     await writer.finish(endings.cancelled())
                 else:
+                    self._lost(run)
                     await writer.abort()
-        except Exception:
-            logger.exception("run %s: could not end the run in the stream store", run)
+        except Exception as exc:  # the store failed as the run ended
+            logger.warning("could not end the run in the stream store (%s; store key %s)", _summary(exc), run)
+
+    @staticmethod
+    def _lost(run: str) -> None:
+        logger.warning(
+            "the stream store no longer holds the run (a reader ended it when its lease lapsed, or the store lost "
+            "it); the run is stopped (store key %s)",
+            run,
+        )
+
+    async def _store_failed(self, run: str, writer: StoreWriter, endings: Endings, error: BaseException) -> None:
+        """The store failed under a run: stop it (the agent is already closed), say so once, and try to end it."""
+        logger.warning("the stream store failed (%s); the run is stopped (store key %s)", _summary(error), run)
+        await writer.abort()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(self.heartbeat):
+                await self.store.finish(run, endings.failed(_STORE_FAILED_TEXT))
 
     @staticmethod
     async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
@@ -276,32 +394,51 @@ class Resumable:
                 await aclose()
 
     async def _watch(self, run: str) -> Lease:
+        # Renews the lease and hears a cancel; a store call that fails ends the watch with its error.
         store = self.store
         while True:
-            try:
-                if await store.wait_cancel(run, self.heartbeat):
-                    return "cancelled"
-                lease = await store.heartbeat(run)
-            except Exception:
-                logger.warning("run %s: heartbeat failed", run, exc_info=True)
-                await asyncio.sleep(self.heartbeat)
-                continue
+            if await store.wait_cancel(run, self.heartbeat):
+                return "cancelled"
+            lease = await store.heartbeat(run)
             if lease != "held":
                 return lease
 
     # -- reading and cancelling ----------------------------------------------------------------------
 
-    async def read(self, run: str, *, dead: bytes, after: int = 0, ids: bool = True) -> AsyncIterator[bytes]:
-        """The run's bytes after sequence number ``after``, live until its end.
+    async def read(
+        self, run: str, *, dead: bytes, after: int | ResumePoint = 0, ids: bool = True
+    ) -> AsyncIterator[bytes]:
+        """The run's bytes after ``after`` (a sequence number, or where :func:`last_event_id` says), live until
+        its end.
 
-        With ``ids``, each entry's last frame carries ``id: <seq>`` so that an EventSource client's
-        ``Last-Event-ID`` names where to resume. Access must have been checked (:meth:`owned`).
+        With ``ids``, every frame carries its SSE ``id:`` (:func:`with_ids`), so that an EventSource client's
+        ``Last-Event-ID`` names the frame to resume after. Access must have been checked (:meth:`owned`).
         """
-        async for seq, data in self.store.read(run, after, dead=dead):
-            if ids and data.endswith(b"\n\n"):
-                yield b"%bid: %d\n\n" % (data[:-1], seq)
-            elif data:
+        point = after if isinstance(after, ResumePoint) else ResumePoint(after)
+        async for seq, data in self.entries(run, dead=dead, after=point.after):
+            if not seq:  # the store failed: the ending is not kept, so it has no id to resume from
                 yield data
+                continue
+            skip = point.skip if seq == point.after + 1 else 0
+            if ids:
+                data = with_ids(data, seq, skip=skip)
+            elif skip:
+                data = _without_frames(data, skip)
+            if data:
+                yield data
+
+    async def entries(self, run: str, *, dead: bytes, after: int = 0) -> AsyncIterator[tuple[int, bytes]]:
+        """The store's ``(seq, bytes)`` entries of ``run`` after ``after``, live until its end.
+
+        If the store fails on the way, the last entry is ``(0, dead)``: the protocol's closing for a stream cut
+        at any point, not kept in the store (so a reader gives it no id). Access must have been checked.
+        """
+        try:
+            async for entry in self.store.read(run, after, dead=dead):
+                yield entry
+        except Exception as exc:
+            logger.debug("run %s: the stream store failed under a reader (%s)", run, _summary(exc))
+            yield 0, dead
 
     async def cancel(self, run: str, owner: str) -> bool:
         """Ask ``run`` to stop, if ``owner`` started it and it is running; reaches any worker."""

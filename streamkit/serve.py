@@ -51,7 +51,11 @@ class StreamOptions:
 
     * ``limits`` bound the request and each outgoing event's frames (:class:`~streamkit.http.Limits`);
     * ``authorize(request)`` returns the principal handed to the agent as ``RunInput.principal`` (or raises to
-      refuse with 401/403);
+      refuse with 401/403). Any object will do for the agent; where the principal also tells owners apart
+      (resumable runs, the dialect's sessions) it must have a JSON form (a user id, a dict of claims, a pydantic
+      model, a dataclass), else the first such request is a JSON 500 naming the hook and the type
+      (:func:`~streamkit.resumable.principal_key`; an ``owner=`` function on the ``Resumable`` or ``Sessions``
+      maps other objects);
     * an exception in the agent ends the stream with the protocol's error frames, whose text is generic unless
       ``expose_errors``; ``on_error`` sees the exception;
     * ``heartbeat`` and ``send_timeout`` are :class:`~streamkit.sse.EventStreamResponse`'s;
@@ -151,9 +155,14 @@ async def serve_frames(
         keeper = resume.resumable
         endings = endings_from_mapper(mapper, dead=resume.dead, trailer=trailer)
         try:
-            run = await keeper.start(
-                frames, endings, owner=keeper.owner(principal), scope=resume.scope, chat=chat, meta=meta
-            )
+            owner = keeper.owner(principal)
+        except HTTPError as exc:  # a principal with no JSON form: a 500 naming the hook
+            aclose = getattr(frames, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            return exc.response()
+        try:
+            run = await keeper.start(frames, endings, owner=owner, scope=resume.scope, chat=chat, meta=meta)
         except HTTPError as exc:  # the stream store is unreachable: 503
             return exc.response()
         return response(
@@ -183,6 +192,11 @@ async def serve_run(
 ) -> Response:
     """The response of a protocol's run endpoint: ``agent``'s run through ``mapper`` (:func:`run_frames`),
     delivered as :func:`serve_frames` says (resumable for ``run.principal``'s ``chat``, detached or bound)."""
+    if resume is not None:
+        try:
+            resume.resumable.owner(run.principal)  # before the agent is called: a principal with no JSON form
+        except HTTPError as exc:
+            return exc.response()
     frames = run_frames(agent, run, mapper, options=options, trailer=trailer)
     return await serve_frames(
         frames,

@@ -34,7 +34,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..frames import frame
 from ..http import HTTPError, Limits, read_json
-from ..resumable import LOST_TEXT
+from ..resumable import LOST_TEXT, with_ids
 from ..serve import ResumeScope, StreamOptions, StreamResponse, cancel_endpoint, resume_endpoint
 from ..store import RunInfo
 from ..stringify import dumps, js_value
@@ -124,7 +124,10 @@ def snapshot(
 def _without_run_started(data: bytes) -> bytes:
     if b'"RUN_STARTED"' not in data:
         return data
-    return b"".join(frame(e) for e in frames_of(data) if e.get("type") != "RUN_STARTED")
+    blocks = data.split(b"\n\n")
+    rest = blocks.pop()
+    kept = [b + b"\n\n" for b in blocks if not any(e.get("type") == "RUN_STARTED" for e in frames_of(b))]
+    return b"".join(kept) + rest
 
 
 async def reattach(
@@ -140,7 +143,8 @@ async def reattach(
     """The reattach run over a stored run's ``entries`` (``(seq, bytes)`` from the first): the entries up to
     ``upto`` are folded into the opening (:func:`snapshot`), the later ones follow as they come.
 
-    With ``ids``, frames carry SSE ``id:`` fields with the stored sequence numbers.
+    With ``ids``, the opening's last frame carries the id of the last entry it folds, and every later frame its
+    own (:func:`~streamkit.resumable.with_ids`), so a ``Last-Event-ID`` resume goes on exactly after it.
     """
     seen: list[dict[str, Any]] = []
     opened = False
@@ -157,9 +161,9 @@ async def reattach(
             if ended:
                 return
             continue
-        body = _without_run_started(data)
+        body = _without_run_started(with_ids(data, seq) if ids else data)
         if body:
-            yield _with_id(body, seq, ids)
+            yield body
     if not opened:  # the run expired meanwhile: still answer with a well-formed run
         opening = snapshot(seen, thread_id=thread_id, run_id=run_id, messages=messages, state=state)
         if opening[-1].get("type") not in _TERMINAL:
@@ -168,7 +172,7 @@ async def reattach(
 
 
 def _with_id(data: bytes, seq: int, ids: bool) -> bytes:
-    if ids and data.endswith(b"\n\n"):
+    if ids and seq > 0 and data.endswith(b"\n\n"):
         return b"%bid: %d\n\n" % (data[:-1], seq)
     return data
 
@@ -217,7 +221,7 @@ def reattach_routes(
     def replay(info: RunInfo, thread: str) -> AsyncIterator[bytes]:
         meta = info.meta
         return reattach(
-            resumable.store.read(info.run, dead=resume.dead),
+            resumable.entries(info.run, dead=resume.dead),
             upto=info.seq,
             thread_id=meta.get("threadId", thread),
             run_id=meta.get("runId", info.run),

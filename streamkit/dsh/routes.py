@@ -146,14 +146,18 @@ def routes(
     """The dialect's endpoints for ``agent`` under ``path`` (see the module).
 
     ``model`` is what ``meta`` announces; ``sessions`` keeps the conversations and runs in progress (by default
-    a new :class:`~streamkit.dsh.sessions.Sessions` keeping ``options.limits.max_messages`` messages per agent
-    id). ``options`` are the :class:`~streamkit.serve.StreamOptions` of every protocol (limits, ``authorize``,
-    error masking, heartbeats, ``strict``, resumable or detached runs); ``resumable`` and ``detach_runs`` apply
+    a new :class:`~streamkit.dsh.sessions.Sessions` keeping at most ``options.limits.max_messages`` messages and
+    ``options.limits.max_body_bytes`` bytes per agent id, what a client of another protocol could send).
+    ``options`` are the :class:`~streamkit.serve.StreamOptions` of every protocol (limits, ``authorize``, error
+    masking, heartbeats, ``strict``, resumable or detached runs); ``resumable`` and ``detach_runs`` apply
     to ``POST {path}/stream`` (the blocking ``/message`` answers once its run ended). With ``options.resumable``,
     ``GET {path}/{agentId}/stream`` joins them: ``204`` when the caller has no run in progress for that agent id,
     else the run's stream from its ``meta`` (after the SSE ``Last-Event-ID``, when sent), live to its end.
     """
-    keeper = sessions if sessions is not None else Sessions(max_messages=options.limits.max_messages)
+    limits = options.limits
+    if sessions is None:
+        sessions = Sessions(max_messages=limits.max_messages, max_history_bytes=limits.max_body_bytes)
+    keeper = sessions
     resume = _resume_scope(options, path)
     base = path.rstrip("/")
 

@@ -2,11 +2,12 @@
 
 The dialect's client sends only its new message, so the server keeps the conversation: :class:`Sessions` holds,
 per principal (the ``authorize`` hook's result, as a digest) and agent id, the messages of the finished runs
-(the newest ``max_messages``, never starting with a tool result) and the run in progress, which
-``POST {path}/{agentId}/cancel`` stops and ``GET {path}/{agentId}/status`` reports. At most ``max_agents``
-conversations are kept; the least recently used idle one goes first. Sessions live in the memory of one
-process: behind several workers, route an agent id to one worker (sticky sessions), or pass each worker's
-routes a ``Sessions`` of your own.
+(the newest ones within ``max_messages`` and ``max_history_bytes``, never starting with a tool result) and the
+run in progress, which ``POST {path}/{agentId}/cancel`` stops and ``GET {path}/{agentId}/status`` reports.
+Conversations are bounded in number and bytes per principal and over all of them (see :class:`Sessions`); the
+least recently used idle one goes first, and one principal's conversations never make room for another's
+while that one holds more. Sessions live in the memory of one process: behind several workers, route an agent
+id to one worker (sticky sessions), or pass each worker's routes a ``Sessions`` of your own.
 
 A run's events pass through :meth:`Run.guard`: a cancel closes the agent's generator (its ``finally`` runs),
 interrupting what it awaits, and the run ends in order, with ``RunAborted`` (the dialect's ``done`` with
@@ -21,6 +22,8 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
+
+from pydantic_core import to_json
 
 from ..events import ChatEvent, Message, RunAborted
 from ..http import HTTPError
@@ -104,9 +107,12 @@ def _current_task() -> asyncio.Task[Any] | None:
 class Session:
     """One agent id's conversation (neutral messages) and its run in progress, if any."""
 
-    def __init__(self, agent_id: str) -> None:
+    def __init__(self, agent_id: str, owner: str = "") -> None:
         self.agent_id = agent_id
+        self.owner = owner
         self.history: list[Message] = []
+        self.size = 0
+        """The bytes of ``history`` (as JSON)."""
         self.run: Run | None = None
         self.runs = 0
 
@@ -121,40 +127,89 @@ class Session:
         return out
 
 
+class _Principal:
+    """One principal's conversations, least recently used first, and the bytes their histories hold."""
+
+    __slots__ = ("bytes", "sessions")
+
+    def __init__(self) -> None:
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.bytes = 0
+
+
+_MIB = 1024 * 1024
+
+
 class Sessions:
-    """The conversations and runs in progress of the agents served by one set of routes (see the module)."""
+    """The conversations and runs in progress of the agents served by one set of routes (see the module).
+
+    Bounds, each evicting idle conversations only (a running one is never dropped), least recently used first:
+
+    * per conversation: the newest ``max_messages`` messages, within ``max_history_bytes`` (as JSON);
+    * per principal: ``max_agents_per_principal`` conversations holding ``max_principal_bytes`` in all; over
+      either, the principal's own least recently used conversation goes;
+    * over all principals: ``max_agents`` conversations holding ``max_bytes``; over either, the conversation
+      goes from the principal holding the most (conversations, or bytes), so a principal never loses its
+      conversations to another's while it holds less than that one.
+
+    Defaults: 10,000 conversations and 256 MiB over all principals, 1,000 conversations and 32 MiB per
+    principal, 1,000 messages and 8 MiB per conversation (the dialect's routes pass their ``Limits``'
+    ``max_messages`` and ``max_body_bytes``). Without an ``authorize`` hook every client is the same principal,
+    so the per-principal bounds are the app's. ``owner`` turns a principal into its key (default
+    :func:`~streamkit.resumable.principal_key`).
+    """
 
     def __init__(
         self,
         *,
         max_agents: int = 10_000,
+        max_agents_per_principal: int = 1000,
         max_messages: int = 1000,
+        max_history_bytes: int = 8 * _MIB,
+        max_principal_bytes: int = 32 * _MIB,
+        max_bytes: int = 256 * _MIB,
         owner: Callable[[Any], str] = principal_key,
     ) -> None:
         self.max_agents = max_agents
+        self.max_agents_per_principal = max_agents_per_principal
         self.max_messages = max_messages
+        self.max_history_bytes = max_history_bytes
+        self.max_principal_bytes = max_principal_bytes
+        self.max_bytes = max_bytes
         self.owner = owner
-        self._sessions: OrderedDict[tuple[str, str], Session] = OrderedDict()
+        self._principals: dict[str, _Principal] = {}
+        self._count = 0
+        self._bytes = 0
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return self._count
+
+    @property
+    def bytes(self) -> int:
+        """The bytes all kept histories hold (as JSON)."""
+        return self._bytes
 
     def get(self, principal: Any, agent_id: str) -> Session | None:
         """The principal's session of ``agent_id``, if there is one."""
-        return self._sessions.get((self.owner(principal), agent_id))
+        held = self._principals.get(self.owner(principal))
+        return None if held is None else held.sessions.get(agent_id)
 
     def start(self, principal: Any, agent_id: str) -> tuple[Session, Run]:
         """Begin a run of ``agent_id`` for ``principal``; a 409 naming ``agentId`` if one is in progress."""
-        key = (self.owner(principal), agent_id)
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._sessions[key] = Session(agent_id)
-            self._evict()
-        self._sessions.move_to_end(key)
-        if session.run is not None:
+        owner = self.owner(principal)
+        held = self._principals.get(owner)
+        session = None if held is None else held.sessions.get(agent_id)
+        if session is not None and session.run is not None:
             raise HTTPError(f"agent {agent_id!r} is already running; cancel it first", field="agentId", status=409)
+        if held is None:
+            held = self._principals[owner] = _Principal()
+        if session is None:
+            session = held.sessions[agent_id] = Session(agent_id, owner)
+            self._count += 1
+        held.sessions.move_to_end(agent_id)
         session.run = Run(agent_id)
         session.runs += 1
+        self._evict(owner)
         return session, session.run
 
     def finish(self, session: Session, run: Run, history: list[Message] | None) -> None:
@@ -162,23 +217,67 @@ class Sessions:
         if session.run is run:
             session.run = None
         if history is not None:
-            session.history = _bounded(history, self.max_messages)
+            session.history, size = _bounded(history, self.max_messages, self.max_history_bytes)
+            held = self._principals.get(session.owner)
+            if held is not None and held.sessions.get(session.agent_id) is session:
+                held.bytes += size - session.size
+                self._bytes += size - session.size
+            session.size = size
+        self._evict(session.owner)
 
-    def _evict(self) -> None:
-        if len(self._sessions) <= self.max_agents:
-            return
-        for key, session in list(self._sessions.items()):
+    def _evict(self, owner: str) -> None:
+        held = self._principals.get(owner)
+        while held is not None and (
+            len(held.sessions) > self.max_agents_per_principal or held.bytes > self.max_principal_bytes
+        ):
+            if not self._drop_oldest(owner, held):
+                break
+        while self._count > self.max_agents and self._drop_from_largest(lambda p: len(p.sessions)):
+            pass
+        while self._bytes > self.max_bytes and self._drop_from_largest(lambda p: p.bytes):
+            pass
+
+    def _drop_from_largest(self, measure: Callable[[_Principal], int]) -> bool:
+        """Drop the least recently used idle conversation of the principal holding the most; False if none."""
+        if not self._principals:
+            return False
+        owner, held = max(self._principals.items(), key=lambda item: measure(item[1]))
+        if self._drop_oldest(owner, held):
+            return True
+        for owner, held in sorted(self._principals.items(), key=lambda item: measure(item[1]), reverse=True):
+            if self._drop_oldest(owner, held):  # the largest holder's conversations are all running
+                return True
+        return False
+
+    def _drop_oldest(self, owner: str, held: _Principal) -> bool:
+        """Drop the principal's least recently used idle conversation; False if all of them are running."""
+        for agent_id, session in held.sessions.items():
             if session.run is None:
-                del self._sessions[key]
-                if len(self._sessions) <= self.max_agents:
-                    return
+                del held.sessions[agent_id]
+                held.bytes -= session.size
+                self._bytes -= session.size
+                self._count -= 1
+                if not held.sessions:
+                    del self._principals[owner]
+                return True
+        return False
 
 
-def _bounded(messages: list[Message], limit: int) -> list[Message]:
-    """The newest ``limit`` messages, starting at a message that is not a tool result."""
-    if len(messages) <= limit:
-        return messages
-    kept = messages[-limit:] if limit > 0 else []
+def _bounded(messages: list[Message], limit: int, max_bytes: int) -> tuple[list[Message], int]:
+    """The newest messages, at most ``limit`` of them and ``max_bytes`` as JSON, starting at a message that is
+    not a tool result; and their bytes."""
+    first = max(len(messages) - limit, 0) if limit > 0 else len(messages)
+    sizes: list[int] = []
+    total = 0
+    for message in reversed(messages[first:]):
+        size = len(to_json(message))
+        if total + size > max_bytes:
+            break
+        sizes.append(size)
+        total += size
+    sizes.reverse()
+    kept = messages[len(messages) - len(sizes) :] if sizes else []
     while kept and kept[0].role == "tool":
-        kept.pop(0)
-    return kept
+        total -= sizes.pop(0)
+        kept = kept[1:]
+    return kept, total

@@ -7,7 +7,7 @@ slot, so every script touches one slot):
   ``frames``, ``bytes``;
 * ``P:frames:{R}`` - a Redis Stream; entry ``0-<seq>`` holds field ``d`` (the bytes of one batch) and, on
   the end entry, ``end``. Explicit ids make the stream id the sequence number, so ``XREAD`` from ``0-<n>``
-  is exactly "everything after ``n``", and the entry ids double as SSE ``id:`` values;
+  is exactly "everything after ``n``", and the sequence numbers are what the SSE ``id:`` values name;
 * ``P:lease:{R}`` - a string that lives ``lease`` milliseconds and is renewed by the writer; its absence
   on a running run means the writer is dead;
 * ``P:chat:<chat>`` - the run key of the chat's latest run;
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
@@ -312,28 +313,37 @@ class RedisStore:
     async def _listen(self) -> None:
         if self._listener is None or self._listener.done():
             self._subscribed = asyncio.Event()
-            self._listener = asyncio.create_task(self._listen_loop(), name="streamkit-store-cancel-listener")
+            self._listener = asyncio.create_task(  # in a context of its own: it serves every run, not one
+                self._listen_loop(), name="streamkit-store-cancel-listener", context=contextvars.Context()
+            )
         assert self._subscribed is not None
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._subscribed.wait(), 5)
 
     async def _listen_loop(self) -> None:
-        # One subscription per store (per worker) serves every run it writes.
+        # One subscription per store (per worker) serves every run it writes. While Redis is away it is retried
+        # quietly, with a growing pause: one line when it is lost, one when it is back.
+        pause = 0.0
         while True:
             pubsub = self._r.pubsub()
             try:
                 await pubsub.subscribe(self._channel)
                 assert self._subscribed is not None
                 self._subscribed.set()
+                if pause:
+                    logger.info("the cancel subscription is back")
+                    pause = 0.0
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         data = message["data"]
                         self._wake(data.decode() if isinstance(data, bytes) else str(data))
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("cancel subscription lost; reconnecting", exc_info=True)
-                await asyncio.sleep(0.5)
+            except Exception as exc:
+                if not pause:
+                    logger.warning("the cancel subscription was lost (%s: %s); reconnecting", type(exc).__name__, exc)
+                pause = min(max(pause * 2, 0.25), 2.0)
+                await asyncio.sleep(pause)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()

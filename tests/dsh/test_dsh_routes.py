@@ -399,3 +399,109 @@ def test_no_body_gets_a_5xx(body: Any, blocking: bool) -> None:
         assert "done" in r.json() or "error" in r.json()
     else:
         assert fold(parse_sse(r.text)).finished
+
+
+class User:
+    """A principal the way auth libraries hand them out: a plain object, with no JSON form."""
+
+
+async def test_a_principal_with_no_json_form_is_a_clear_500_on_every_route(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("ERROR", logger="streamkit")
+    started = len(seen)
+    app = app_for(echo, options=StreamOptions(authorize=lambda request: User()))
+    body = {"agentId": "a1", "message": "hi"}
+    async with client(app) as c:
+        answers = [
+            await c.post("/api/agent/stream", json=body),
+            await c.post("/api/agent/message", json=body),
+            await c.get("/api/agent/a1/status"),
+            await c.post("/api/agent/a1/cancel"),
+        ]
+    for answer in answers:
+        assert answer.status_code == 500
+        error = answer.json()["error"]
+        assert error["field"] == "authorize" and "authorize hook" in error["message"] and "User" in error["message"]
+    assert len(seen) == started
+    lines = [r for r in caplog.records if r.name.startswith("streamkit")]
+    assert len(lines) == len(answers) and all(r.exc_info is None and "User" in r.getMessage() for r in lines)
+
+
+async def test_sessions_take_an_owner_function_for_other_principals() -> None:
+    sessions = dsh.Sessions(owner=lambda user: "u" if isinstance(user, User) else "?")
+    app = app_for(echo, sessions=sessions, options=StreamOptions(authorize=lambda request: User()))
+    async with client(app) as c:
+        r = await c.post("/api/agent/message", json={"agentId": "a1", "message": "hi"})
+        status = (await c.get("/api/agent/a1/status")).json()
+    assert r.status_code == 200 and status["runs"] == 1
+
+
+def _conversation(sessions: dsh.Sessions, principal: str, agent_id: str, text: str = "hi") -> None:
+    from streamkit.events import Message, TextPart
+
+    session, run = sessions.start(principal, agent_id)
+    sessions.finish(session, run, [Message(id=agent_id, role="user", parts=[TextPart(text=text)])])
+
+
+def test_one_principal_cannot_evict_another_principals_sessions() -> None:
+    sessions = dsh.Sessions(max_agents=25)
+    _conversation(sessions, "bob", "mine")
+    for i in range(40):
+        _conversation(sessions, "alice", f"a{i}")
+    assert sessions.get("bob", "mine") is not None  # alice's own oldest made room for her newest
+    assert len(sessions) == 25
+    assert sessions.get("alice", "a39") is not None and sessions.get("alice", "a0") is None
+    # Per principal: a principal's own bound, whatever the room left over all.
+    capped = dsh.Sessions(max_agents_per_principal=3)
+    _conversation(capped, "bob", "mine")
+    for i in range(5):
+        _conversation(capped, "alice", f"a{i}")
+    assert [capped.get("alice", f"a{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    assert capped.get("bob", "mine") is not None and len(capped) == 4
+
+
+def test_running_sessions_are_never_evicted() -> None:
+    sessions = dsh.Sessions(max_agents=2, max_agents_per_principal=2)
+    runs = [sessions.start("alice", f"a{i}") for i in range(3)]
+    assert len(sessions) == 3 and all(sessions.get("alice", f"a{i}") is not None for i in range(3))
+    session, run = runs[0]
+    sessions.finish(session, run, [])
+    assert len(sessions) == 2 and sessions.get("alice", "a0") is None  # idle again: it may go now
+
+
+def test_history_is_bounded_in_bytes_per_conversation_principal_and_all() -> None:
+    big = "x" * 100_000
+    from streamkit.events import Message, TextPart
+
+    sessions = dsh.Sessions(max_history_bytes=250_000, max_principal_bytes=600_000, max_bytes=1_000_000)
+
+    session, run = sessions.start("alice", "a")
+    history = [Message(id=str(i), role="user", parts=[TextPart(text=f"{i}{big}")]) for i in range(20)]
+    sessions.finish(session, run, history)
+    assert [m.id for m in session.history] == ["18", "19"]  # the newest that fit
+    assert 200_000 < session.size <= 250_000 and sessions.bytes == session.size
+    # Per principal: alice's conversations together stay within her bound; bob's are not touched.
+    _conversation(sessions, "bob", "b0", big)
+    for i in range(8):
+        _conversation(sessions, "alice", f"a{i}", big)
+    alice = sum(s.size for i in range(8) if (s := sessions.get("alice", f"a{i}")) is not None)
+    alice += (s.size if (s := sessions.get("alice", "a")) is not None else 0)
+    assert alice <= 600_000 and sessions.get("alice", "a7") is not None and sessions.get("alice", "a") is None
+    assert sessions.get("bob", "b0") is not None
+    # Over all principals: room is made from the principal holding the most bytes.
+    for name in ("carol", "dave", "erin"):
+        _conversation(sessions, name, "c", big)
+    assert sessions.bytes <= 1_000_000
+    assert all(sessions.get(name, "c") is not None for name in ("carol", "dave", "erin"))
+    assert sessions.get("bob", "b0") is not None
+
+
+async def test_the_routes_keep_at_most_a_body_of_history_by_default() -> None:
+    app = app_for(echo, options=StreamOptions(limits=Limits(max_body_bytes=300_000)))
+    big = "y" * 60_000
+    async with client(app) as c:
+        for i in range(10):
+            r = await c.post("/api/agent/message", json={"agentId": "big", "message": f"{i}{big}"})
+            assert r.status_code == 200
+    kept = seen[-1].messages[:-1]  # the history the last run was given, before its new message
+    assert sum(len(m.model_dump_json()) for m in kept) <= 300_000
+    assert kept and kept[0].role != "tool" and kept[-1].role == "assistant"

@@ -1,13 +1,15 @@
 """The app each worker process of the two-worker tests serves
 (``uvicorn tests.store.resume_app:create_app --factory``).
 
-Both protocols in resumable mode on one Redis (``STREAMKIT_REDIS_URL``, key prefix ``STREAMKIT_PREFIX``,
+The three protocols in resumable mode on one Redis (``STREAMKIT_REDIS_URL``, key prefix ``STREAMKIT_PREFIX``,
 lease ``STREAMKIT_LEASE`` seconds), the paced scripted agent (``STREAMKIT_PACE`` seconds per delta), and an
-``authorize`` hook that takes the user from ``Authorization: Bearer <user>``.
+``authorize`` hook that takes the user from ``Authorization: Bearer <user>``. With ``STREAMKIT_LOG_LEVEL``, log
+lines go to stderr from that level on (``logging.basicConfig``, as an app configures its logging).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +17,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-from streamkit import agui, aisdk
+from streamkit import agui, aisdk, dsh
 from streamkit.http import Unauthorized
 from streamkit.resumable import Resumable
 from streamkit.serve import StreamOptions
@@ -34,6 +36,9 @@ def authorize(request: Request) -> dict[str, str]:
 
 def create_app() -> Starlette:
     """One worker: its own Resumable on the shared Redis."""
+    level = os.environ.get("STREAMKIT_LOG_LEVEL")
+    if level:
+        logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     store = RedisStore.from_url(
         os.environ["STREAMKIT_REDIS_URL"],
         prefix=os.environ.get("STREAMKIT_PREFIX", "streamkit"),
@@ -51,5 +56,6 @@ def create_app() -> Starlette:
     routes = [
         *aisdk.routes(core, path="/api/chat", options=options),
         *agui.routes(core, path="/api/agui", options=options),
+        *dsh.routes(core, path="/api/agent", options=options),
     ]
     return Starlette(routes=routes, lifespan=lifespan)

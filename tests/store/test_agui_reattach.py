@@ -76,8 +76,13 @@ async def test_ids_number_the_tail_by_stored_sequence() -> None:
     store = MemoryStore()
     entries = await stored_run(store)
     body = await reattached(store, 5)
-    ids = [int(line[4:]) for line in body.split(b"\n") if line.startswith(b"id: ")]
-    assert ids == [seq for seq in range(5, len(entries) + 1) if entries[seq - 1]]  # an empty end has no frame
+    ids = [line[4:].decode() for line in body.split(b"\n") if line.startswith(b"id: ")]
+    tail = [
+        str(seq) if k == entries[seq - 1].count(b"\n\n") else f"{seq}.{k}"
+        for seq in range(6, len(entries) + 1)
+        for k in range(1, entries[seq - 1].count(b"\n\n") + 1)
+    ]
+    assert ids == ["5", *tail]  # the opening's last frame names the entries it folds; then every frame its own
 
 
 async def test_reattach_while_the_run_is_live_then_follows_it() -> None:

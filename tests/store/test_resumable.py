@@ -18,7 +18,14 @@ from starlette.requests import Request
 from streamkit.events import ChatEvent, RunFinished, RunStarted, TextDelta, TextEnd, TextStart
 from streamkit.frames import SHUTDOWN_TEXT, MapperBase, encode_frames
 from streamkit.http import HTTPError
-from streamkit.resumable import TOO_LARGE_TEXT, Resumable, endings_from_mapper, last_event_id, principal_key
+from streamkit.resumable import (
+    TOO_LARGE_TEXT,
+    Resumable,
+    ResumePoint,
+    endings_from_mapper,
+    last_event_id,
+    principal_key,
+)
 from streamkit.store import MemoryStore, StoreLimits, StreamStore
 from streamkit.store.redis import RedisStore
 
@@ -114,8 +121,22 @@ def frames_of(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def ids_of(data: bytes) -> list[int]:
-    return [int(line[4:]) for line in data.split(b"\n") if line.startswith(b"id: ")]
+def ids_of(data: bytes) -> list[str]:
+    """The SSE ids in ``data``, in order."""
+    return [line[4:].decode() for line in data.split(b"\n") if line.startswith(b"id: ")]
+
+
+def entry_ids(data: bytes) -> list[int]:
+    """The ids of the last frames of stored entries (the others are ``<seq>.<k>``)."""
+    return [int(i) for i in ids_of(data) if "." not in i]
+
+
+def point(ident: str) -> ResumePoint:
+    """Where a ``Last-Event-ID: <ident>`` resumes."""
+    request = Request({"type": "http", "headers": [(b"last-event-id", ident.encode())], "method": "GET", "path": "/"})
+    found = last_event_id(request)
+    assert found is not None
+    return found
 
 
 async def start(r: Resumable, agent: Agent, owner: str = "alice", chat: str | None = "c1") -> tuple[str, Toy]:
@@ -127,7 +148,7 @@ async def start(r: Resumable, agent: Agent, owner: str = "alice", chat: str | No
     return run, mapper
 
 
-async def read_all(r: Resumable, run: str, after: int = 0) -> bytes:
+async def read_all(r: Resumable, run: str, after: int | ResumePoint = 0) -> bytes:
     return b"".join([chunk async for chunk in r.read(run, dead=DEAD, after=after)])
 
 
@@ -145,7 +166,8 @@ async def test_a_run_is_produced_detached_and_read_back_with_ids(workers: Worker
     assert a.running == 1
     data = await asyncio.wait_for(read_all(a, run), 5)
     assert frames_of(data) == EXPECTED
-    ids = ids_of(data)
+    assert len(ids_of(data)) == len(EXPECTED)  # every frame has an id
+    ids = entry_ids(data)
     assert ids == list(range(1, len(ids) + 1))
     assert data.endswith(b"\n\n") and agent.closed.is_set()
     await asyncio.sleep(0.05)
@@ -178,15 +200,21 @@ async def test_resume_after_a_last_event_id_sends_each_frame_once(workers: Worke
     agent = Agent(n=30, pause=0.005)
     run, _ = await start(a, agent)
     head = b""
-    last = 0
     async for chunk in a.read(run, dead=DEAD):
         head += chunk
-        last = ids_of(chunk)[-1]
-        if last >= 3:
+        if entry_ids(head) and entry_ids(head)[-1] >= 3:
             break
-    tail = await asyncio.wait_for(read_all(b, run, after=last), 5)
-    assert frames_of(head + tail) == frames_of(await read_all(b, run))
-    assert ids_of(tail)[0] == last + 1
+    last = ids_of(head)[-1]
+    tail = await asyncio.wait_for(read_all(b, run, after=point(last)), 5)
+    whole = await read_all(b, run)
+    assert frames_of(head + tail) == frames_of(whole)
+    # From any frame's id, each later frame comes exactly once, whether or not it ended a stored batch.
+    blocks = [block + b"\n\n" for block in whole.split(b"\n\n")[:-1]]
+    assert len(blocks) == len(ids_of(whole)) == len(frames_of(whole))
+    assert any("." in i for i in ids_of(whole))  # some batches held several frames
+    for n, block in enumerate(blocks):
+        rest = await read_all(b, run, after=point(ids_of(block)[0]))
+        assert rest == b"".join(blocks[n + 1 :]), n
 
 
 async def test_cancel_from_another_worker_ends_the_run_in_order(workers: Workers) -> None:
@@ -264,7 +292,7 @@ async def test_a_silent_writer_is_declared_dead_by_its_reader(workers: Workers) 
     frames = frames_of(data)
     assert [f["d"] for f in frames if "d" in f] == ["0", "1", "2", "3"]
     assert frames[-1] == {"e": "dead"}
-    ids = ids_of(data)
+    ids = entry_ids(data)
     assert ids == list(range(1, len(ids) + 1))
     info = await b.store.info(run)
     assert info is not None and info.status == "abandoned"
@@ -282,8 +310,10 @@ def test_last_event_id_header() -> None:
 
     assert last_event_id(req(None)) is None
     assert last_event_id(req("")) is None
-    assert last_event_id(req(" 17 ")) == 17
-    for bad in ("x", "-1", "1.5"):
+    assert last_event_id(req(" 17 ")) == ResumePoint(17)
+    assert last_event_id(req("0")) == ResumePoint(0)
+    assert last_event_id(req("4.2")) == ResumePoint(3, 2)  # after the second frame of entry 4
+    for bad in ("x", "-1", "1.5.2", "0.1", "3.0", "+2", "1_0", "2.", ".2", "٣"):
         with pytest.raises(HTTPError) as info:
             last_event_id(req(bad))
         assert info.value.status == 400 and info.value.field == "last-event-id"
@@ -294,3 +324,81 @@ def test_principal_key_is_stable_and_distinguishes_principals() -> None:
     assert principal_key("alice") != principal_key("bob")
     assert principal_key(None) != principal_key("")
     assert len(principal_key(None)) == 64
+
+
+class Failing(MemoryStore):
+    """A memory store that, once :attr:`down`, fails every call as an unreachable Redis would."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise ConnectionError("Error 111 connecting to the store. Connection refused.")
+
+    async def append(self, run: str, frames: Any) -> int:
+        self._check()
+        return await super().append(run, frames)
+
+    async def finish(self, run: str, closing: bytes = b"") -> bool:
+        self._check()
+        return await super().finish(run, closing)
+
+    async def heartbeat(self, run: str) -> Any:
+        self._check()
+        return await super().heartbeat(run)
+
+    async def wait_cancel(self, run: str, timeout: float) -> bool:
+        self._check()
+        return await super().wait_cancel(run, min(timeout, 0.05))
+
+    async def read(self, run: str, after: int = 0, *, dead: bytes = b"") -> AsyncIterator[tuple[int, bytes]]:
+        entries = super().read(run, after, dead=dead)
+        while True:
+            self._check()
+            step = asyncio.ensure_future(anext(entries))
+            while not step.done():  # a follower's connection is reset as soon as the store goes away
+                await asyncio.wait([step], timeout=0.01)
+                if self.down and not step.done():
+                    step.cancel()
+                    await asyncio.wait([step])
+                    self._check()
+            try:
+                yield step.result()
+            except StopAsyncIteration:
+                return
+
+
+async def test_a_store_that_fails_stops_the_run_and_ends_every_reader(caplog: pytest.LogCaptureFixture) -> None:
+    store = Failing()
+    a = Resumable(store, heartbeat=0.05)
+    agent = Agent(n=1000, pause=0.01)
+    run, _ = await start(a, agent)
+    got: list[bytes] = []
+
+    async def follow() -> bytes:
+        data = b""
+        async for chunk in a.read(run, dead=DEAD):
+            data += chunk
+            got.append(chunk)
+        return data
+
+    readers = [asyncio.create_task(follow()) for _ in range(2)]
+    while agent.emitted < 5:
+        await asyncio.sleep(0.01)
+    caplog.set_level("DEBUG", logger="streamkit")
+    store.down = True
+    bodies = await asyncio.wait_for(asyncio.gather(*readers), 5)
+    for body in bodies:
+        assert body.endswith(DEAD) and frames_of(body)[-1] == {"e": "dead"}
+        assert not body.endswith(b"id: " + ids_of(body)[-1].encode() + b"\n\n")  # the ending is not kept: no id
+    await asyncio.wait_for(agent.closed.wait(), 5)  # the run stopped: its agent was closed
+    assert 5 <= agent.emitted < 1000
+    await asyncio.sleep(0.1)
+    assert a.running == 0
+    warnings = [r for r in caplog.records if r.levelname == "WARNING" and r.name.startswith("streamkit")]
+    assert len(warnings) == 1 and "the run is stopped" in warnings[0].getMessage()
+    assert all(r.exc_info is None for r in caplog.records)
+    # Once the store is back, new runs work.
+    store.down = False
+    again, _ = await start(a, Agent(n=3), chat="c2")
+    assert frames_of(await asyncio.wait_for(read_all(a, again), 5))[-1] == {"e": "[END]"}

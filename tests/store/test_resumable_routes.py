@@ -54,14 +54,14 @@ class Gate:
         return events()
 
 
-def events_of(data: bytes) -> list[tuple[int | None, dict[str, Any]]]:
+def events_of(data: bytes) -> list[tuple[str | None, dict[str, Any]]]:
     out = []
     for block in data.split(b"\n\n"):
         ident = None
         payload = None
         for line in block.split(b"\n"):
             if line.startswith(b"id: "):
-                ident = int(line[4:])
+                ident = line[4:].decode()
             elif line.startswith(b"data: "):
                 payload = {"done": True} if line == b"data: [DONE]" else orjson.loads(line[6:])
         if payload is not None:
@@ -167,11 +167,11 @@ def test_agui_reattach_snapshot_then_tail_and_last_event_id(agui_server: tuple[s
     status, tail_body = raw_box["value"]
     assert status == 200
     tail_events = events_of(tail_body)
-    tail_ids = [i for i, _ in tail_events if i is not None]
-    assert tail_ids[0] == 2 and tail_ids == sorted(set(tail_ids))  # ids mark the last frame of each stored batch
+    tail_ids = [i for i, _ in tail_events]
+    assert None not in tail_ids and tail_ids[0] in ("2", "2.1")  # every frame has an id, the first after entry 1
     assert "RUN_STARTED" not in [e["type"] for _, e in tail_events]
     numbered = events_of(original)
-    first_entry_end = next(n for n, (i, _) in enumerate(numbered) if i == 1)
+    first_entry_end = next(n for n, (i, _) in enumerate(numbered) if i == "1")
     assert [e for _, e in tail_events] == [e for _, e in numbered[first_entry_end + 1 :]]
 
 
@@ -271,3 +271,70 @@ def test_an_unreachable_store_is_a_503_naming_it(live_server: Callable[..., Any]
         ):
             assert response.status_code == 503, response.request.url
             assert response.json()["error"]["field"] == "resumable"
+
+
+class User:
+    """A principal the way auth libraries hand them out: a plain object, with no JSON form."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_a_principal_with_no_json_form_is_a_clear_500_at_the_first_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from streamkit import aisdk
+
+    got: list[Any] = []
+
+    def agent(run: RunInput) -> Any:
+        got.append(run.principal)
+        return scripted()
+
+    def by_object(request: Request) -> User:
+        return User("alice")
+
+    resumable = StreamOptions(authorize=by_object, resumable=Resumable(MemoryStore()))
+    app = Starlette(
+        routes=[
+            *aisdk.routes(agent, path="/chat", options=resumable),
+            *agui.routes(agent, path="/agui", options=resumable),
+            *aisdk.routes(agent, path="/plain", options=StreamOptions(authorize=by_object)),
+        ]
+    )
+    chat = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    caplog.set_level("ERROR", logger="streamkit")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answers = [
+            await client.post("/chat", json=chat),
+            await client.get("/chat/c1/stream"),
+            await client.delete("/chat/c1/stream"),
+            await client.post("/agui", json=agui_body("t1")),
+            await client.post("/agui/reattach", json={"threadId": "t1"}),
+            await client.post("/agui/cancel", json={"threadId": "t1"}),
+        ]
+        plain = await client.post("/plain", json=chat)
+    for answer in answers:
+        assert answer.status_code == 500, answer.text
+        error = answer.json()["error"]
+        assert error["field"] == "authorize"
+        assert "authorize hook" in error["message"] and "User" in error["message"]
+    lines = [r for r in caplog.records if r.name.startswith("streamkit")]
+    assert len(lines) == len(answers)
+    assert all(r.exc_info is None and "User" in r.getMessage() and "owner=" in r.getMessage() for r in lines)
+    # Where only the agent sees the principal, any object will do.
+    assert plain.status_code == 200 and '"type":"finish"' in plain.text
+    assert len(got) == 1 and isinstance(got[0], User)  # no agent was called for an owner that cannot be told
+
+
+async def test_an_owner_function_maps_principals_with_no_json_form() -> None:
+    from streamkit import aisdk
+
+    keeper = Resumable(MemoryStore(), owner=lambda user: user.name)
+    options = StreamOptions(authorize=lambda request: User("alice"), resumable=keeper)
+    app = Starlette(routes=aisdk.routes(lambda run: scripted(), path="/chat", options=options))
+    chat = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        answer = await client.post("/chat", json=chat)
+    assert answer.status_code == 200 and '"type":"finish"' in answer.text

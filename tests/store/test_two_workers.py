@@ -3,17 +3,11 @@ clients, owner checks and cancel across workers, and a worker killed mid-run."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,60 +15,13 @@ import orjson
 import pytest
 
 from streamkit.resumable import LOST_TEXT
+from tests.store.processes import Worker
 from tests.support.oracle import JsOracle
 
-ROOT = Path(__file__).resolve().parents[2]
 LEASE = 1.5
 PACE = 0.03
 ALICE = {"authorization": "Bearer alice"}
 BOB = {"authorization": "Bearer bob"}
-
-
-class Worker:
-    """``uvicorn tests.store.resume_app:create_app`` in a process of its own on a free loopback port."""
-
-    def __init__(self, redis_url: str, prefix: str) -> None:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        sock.close()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ)
-        env.update(
-            STREAMKIT_REDIS_URL=redis_url, STREAMKIT_PREFIX=prefix, STREAMKIT_LEASE=str(LEASE), STREAMKIT_PACE=str(PACE)
-        )
-        self.proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "uvicorn", "tests.store.resume_app:create_app", "--factory"),
-                *("--app-dir", str(ROOT)),
-                *("--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"),
-            ],
-            env=env,
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise RuntimeError("the worker did not start") from None
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        """SIGKILL: the process dies without ending anything."""
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +32,9 @@ def prefix() -> str:
 @pytest.fixture(scope="module")
 def pair(redis_url: str, prefix: str) -> Iterator[tuple[Worker, Worker]]:
     """Workers A and B on one Redis."""
-    a = Worker(redis_url, prefix)
+    a = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     try:
-        b = Worker(redis_url, prefix)
+        b = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     except BaseException:
         a.stop()
         raise
@@ -104,9 +51,9 @@ def chat_body(chat: str) -> dict[str, Any]:
     }
 
 
-def sse_frames(data: bytes) -> list[tuple[int | None, Any]]:
+def sse_frames(data: bytes) -> list[tuple[str | None, Any]]:
     """``(id, payload)`` per SSE event (payload parsed JSON, or the raw text such as ``[DONE]``)."""
-    out: list[tuple[int | None, Any]] = []
+    out: list[tuple[str | None, Any]] = []
     for block in data.split(b"\n\n"):
         payload = None
         ident = None
@@ -115,7 +62,7 @@ def sse_frames(data: bytes) -> list[tuple[int | None, Any]]:
                 raw = line[6:]
                 payload = raw.decode() if raw == b"[DONE]" else orjson.loads(raw)
             elif line.startswith(b"id: "):
-                ident = int(line[4:])
+                ident = line[4:].decode()
         if payload is not None:
             out.append((ident, payload))
     return out
@@ -231,22 +178,26 @@ def test_only_the_owner_may_resume_or_cancel_from_any_worker(pair: tuple[Worker,
 def test_last_event_id_resumes_after_that_frame(pair: tuple[Worker, Worker]) -> None:
     a, b = pair
     chat = f"chat-{uuid.uuid4().hex[:8]}"
+    stream = b.url + f"/api/chat/{chat}/stream"
     with httpx.Client(timeout=10) as client:
         with client.stream("POST", a.url + "/api/chat", json=chat_body(chat), headers=ALICE) as response:
-            head = read_until(response, b'"text-delta"')
-        last = [i for i, _ in sse_frames(head) if i is not None][-1]
-        with client.stream(
-            "GET", b.url + f"/api/chat/{chat}/stream", headers={**ALICE, "last-event-id": str(last)}
-        ) as response:
-            tail = b"".join(response.iter_raw())
-        full = client.get(b.url + f"/api/chat/{chat}/stream", headers=ALICE)
-        assert full.status_code == 204  # the run is over: nothing to resume
+            head = sse_frames(read_until(response, b'"text-delta"'))
+        # The client saw the frames up to its first text delta (within a stored batch), then dropped.
+        cut = next(n for n, (_, p) in enumerate(head) if p["type"] == "text-delta") + 1
+        seen = head[:cut]
+        last = seen[-1][0]
+        assert last is not None and all(i is not None for i, _ in seen)  # every frame names its place
+        with (
+            client.stream("GET", stream, headers=ALICE) as whole,
+            client.stream("GET", stream, headers={**ALICE, "last-event-id": last}) as rest,
+        ):
+            assert whole.status_code == 200 and rest.status_code == 200
+            whole_body, tail = whole.read(), rest.read()
+        assert client.get(stream, headers=ALICE).status_code == 204  # the run is over: nothing to resume
         frames = sse_frames(tail)
-        assert frames[0][1]["type"] != "start"
-        ids = [i for i, _ in frames if i is not None]
-        assert ids[0] == last + 1 and ids == sorted(set(ids))
-        assert frames[-1][1] == "[DONE]"
-        bad = client.get(b.url + f"/api/chat/{chat}/stream", headers={**ALICE, "last-event-id": "x"})
+        assert [p for _, p in seen] + [p for _, p in frames] == [p for _, p in sse_frames(whole_body)]
+        assert frames[0][1]["type"] != "start" and frames[-1][1] == "[DONE]"
+        bad = client.get(stream, headers={**ALICE, "last-event-id": "x"})
         assert bad.status_code == 400 and bad.json()["error"]["field"] == "last-event-id"
 
 
@@ -328,7 +279,7 @@ def test_a_killed_worker_ends_its_readers_with_a_terminal_frame(
     js: JsOracle, pair: tuple[Worker, Worker], redis_url: str, prefix: str
 ) -> None:
     _, b = pair
-    doomed = Worker(redis_url, prefix)
+    doomed = Worker(redis_url, prefix, lease=LEASE, pace=PACE)
     chat = f"chat-{uuid.uuid4().hex[:8]}"
     try:
         client = httpx.Client(timeout=20)
@@ -360,8 +311,9 @@ def test_a_killed_worker_ends_its_readers_with_a_terminal_frame(
     body: bytes = follower["body"]
     assert follower["ended"] - killed < LEASE + 1.0  # detected within the lease (plus the reader's wake-up)
     frames = sse_frames(body)
-    ids = [i for i, _ in frames if i is not None]
-    assert ids == list(range(1, len(ids) + 1))  # every stored frame, none twice, none missing
+    ids = [int(i) for i, _ in frames if i is not None and "." not in i]  # the entries' last frames
+    assert ids == list(range(1, len(ids) + 1))  # every stored entry, none twice, none missing
+    assert all(i is not None for i, _ in frames)
     payloads = [p for _, p in frames]
     assert payloads[0]["type"] == "start"
     assert payloads[-2] == {"type": "error", "errorText": LOST_TEXT} and payloads[-1] == "[DONE]"
