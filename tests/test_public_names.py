@@ -160,13 +160,16 @@ FACES: dict[str, list[str]] = {
     "streamkit.resumable": [
         "Endings",
         "LOST_TEXT",
+        "PrincipalError",
         "Resumable",
+        "ResumePoint",
         "StoreUnavailable",
         "TOO_LARGE_TEXT",
         "as_resumable",
         "endings_from_mapper",
         "last_event_id",
         "principal_key",
+        "with_ids",
     ],
     "streamkit.store": [
         "Lease",
