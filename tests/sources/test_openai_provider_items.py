@@ -24,10 +24,12 @@ from streamkit.events import (
     ResumeEntry,
     RunInput,
     TextPart,
+    Tool,
     ToolApprovalRequest,
     ToolCallPart,
     ToolCallStart,
     ToolResult,
+    ToolResultPart,
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
@@ -41,8 +43,9 @@ REQUEST_ID = "mcpr_sk0own0approval01"
 LINK_ARGS = '{"url":"https://example.org/long/page","max_clicks":10}'
 
 
-def ask(text: str) -> RunInput:
-    return RunInput(thread_id="t", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text=text)])])
+def ask(text: str, tools: list[Tool] | None = None) -> RunInput:
+    messages = [Message(id="u1", role="user", parts=[TextPart(text=text)])]
+    return RunInput(thread_id="t", run_id="r1", messages=messages, tools=tools or [])
 
 
 def items_done(body: bytes) -> list[dict[str, Any]]:
@@ -201,11 +204,13 @@ def shell_body() -> bytes:
     return responses_body("resp_sk0own0shell", [(SHELL_CALL, []), (SHELL_OUTPUT, []), done], (500, 60))
 
 
-async def _run_and_next_request(first: bytes, **agent: Any) -> tuple[list[ChatEvent], list[dict[str, Any]]]:
+async def _run_and_next_request(
+    first: bytes, tools: list[Tool] | None = None
+) -> tuple[list[ChatEvent], list[dict[str, Any]]]:
     """The events of a run over ``first``, and the ``input`` the next request sends after the AI SDK's fold
     of that run (the assistant message a browser client sends back)."""
     replay = Replay(Reply(first))
-    events = await collect(OpenAIResponsesAgent(sdk(replay), model=MODEL, **agent)(ask("Go.")))
+    events = await collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(ask("Go.", tools or [])))
     folded = {**fold(events), "id": "a1", "role": "assistant"}
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Go."}]}
     run = aisdk.to_run_input(aisdk.parse_chat_request({"id": "c", "messages": [user, folded]}))
@@ -222,3 +227,133 @@ def test_a_shell_call_openai_ran_is_provider_executed_with_its_output() -> None:
     no_nulls = {**SHELL_CALL, "action": {"commands": ["ls /data"]}}
     output = {k: v for k, v in SHELL_OUTPUT.items() if v is not None}
     assert items[1:3] == [no_nulls, output]  # as they came (nulls left out)
+
+
+# --- a tool search OpenAI ran ---------------------------------------------------------------------
+
+TIDE_TOOL = {
+    "type": "function",
+    "defer_loading": True,
+    "description": "Tide times for a harbour",
+    "name": "get_tide",
+    "parameters": {"type": "object", "properties": {"harbour": {"type": "string"}}, "required": ["harbour"]},
+    "strict": True,
+}
+SEARCH_CALL = {
+    "id": "tsc_sk0own0search01",
+    "type": "tool_search_call",
+    "status": "completed",
+    "arguments": {"paths": ["get_tide"]},
+    "call_id": None,
+    "execution": "server",
+}
+SEARCH_OUTPUT = {
+    "id": "tso_sk0own0search01",
+    "type": "tool_search_output",
+    "status": "completed",
+    "call_id": None,
+    "execution": "server",
+    "tools": [TIDE_TOOL],
+}
+TIDE_CALL = {
+    "id": "fc_sk0own0tide01",
+    "type": "function_call",
+    "status": "completed",
+    "arguments": '{"harbour":"Porto"}',
+    "call_id": "call_sk0own0tide01",
+    "name": "get_tide",
+}
+
+
+def test_a_server_run_tool_search_keeps_its_output() -> None:
+    body = responses_body("resp_sk0own0found", [(SEARCH_CALL, []), (SEARCH_OUTPUT, []), (TIDE_CALL, [])], (90, 20))
+    events, items = asyncio.run(_run_and_next_request(body, [Tool(name="get_tide", description="Tides.")]))
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [(s.id, s.name, s.provider_executed) for s in starts] == [
+        ("tsc_sk0own0search01", "tool_search", True),
+        ("call_sk0own0tide01", "get_tide", False),
+    ]
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.id == "tsc_sk0own0search01" and result.output == [TIDE_TOOL]
+    assert summarize(events)[-1][:2] == ("run-finished", "tool-calls")  # get_tide is the client's
+    no_nulls = {k: v for k, v in SEARCH_CALL.items() if v is not None}
+    output = {k: v for k, v in SEARCH_OUTPUT.items() if v is not None}
+    assert items[1:3] == [no_nulls, output]
+    assert items[3]["type"] == "function_call" and items[3]["call_id"] == "call_sk0own0tide01"
+
+
+# --- a program OpenAI runs, calling the client's tools --------------------------------------------
+
+PROGRAM = {
+    "id": "cm_sk0own0program01",
+    "type": "program",
+    "call_id": "call_sk0own0program01",
+    "code": 'const t = await tools.get_tide({harbour: "Porto"});\ntext(JSON.stringify(t));\n',
+    "fingerprint": "gAAAAABsk0own0opaque0fingerprint==",
+}
+CALLER = {"type": "program", "caller_id": "call_sk0own0program01"}
+NESTED = {**TIDE_CALL, "status": "in_progress", "caller": CALLER}
+PROGRAM_OUTPUT = {
+    "id": "cmo_sk0own0program01",
+    "type": "program_output",
+    "status": "completed",
+    "call_id": "call_sk0own0program01",
+    "result": '{"harbour":"Porto","high":"14:10"}',
+}
+
+
+@server_tool
+def get_tide(harbour: str) -> dict[str, str]:
+    """Tide times for a harbour."""
+    return {"harbour": harbour, "high": "14:10"}
+
+
+def test_a_program_is_provider_executed_and_its_nested_calls_carry_their_caller() -> None:
+    first = responses_body("resp_sk0own0prog1", [(PROGRAM, []), (NESTED, [])], (200, 50))
+    done = message_item("msg_sk0own0tide", "High tide in Porto is at 14:10.")
+    second = responses_body("resp_sk0own0prog2", [(PROGRAM_OUTPUT, []), done], (260, 15))
+    replay = Replay(Reply(first), Reply(second))
+    events = asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL, tools=[get_tide])(ask("Tides?"))))
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [(s.id, s.name, s.provider_executed) for s in starts] == [
+        ("call_sk0own0program01", "program", True),
+        ("call_sk0own0tide01", "get_tide", False),
+    ]
+    results = [(e.id, e.output) for e in events if isinstance(e, ToolResult)]
+    assert results == [
+        ("call_sk0own0tide01", {"harbour": "Porto", "high": "14:10"}),  # the server tool the program called
+        ("call_sk0own0program01", PROGRAM_OUTPUT["result"]),  # the program's own result, in the next response
+    ]
+    assert summarize(events)[-1][:2] == ("run-finished", "stop")
+    # the second call sends the program as it came, then the nested call and its answer, with their caller
+    sent = replay.requests[1]["input"]
+    assert sent[1:] == [
+        PROGRAM,
+        {"type": "function_call", "call_id": "call_sk0own0tide01", "name": "get_tide",
+         "arguments": '{"harbour":"Porto"}', "caller": CALLER},
+        {"type": "function_call_output", "call_id": "call_sk0own0tide01",
+         "output": '{"harbour":"Porto","high":"14:10"}', "caller": CALLER},
+    ]  # fmt: skip
+
+
+def test_a_program_output_in_a_later_request_answers_the_program_call() -> None:
+    events, items = asyncio.run(_run_and_next_request(responses_body("resp_sk0own0p", [(PROGRAM, [])], (9, 9))))
+    assert summarize(events)[-1][:2] == ("run-finished", "stop")
+    assert items[1:] == [PROGRAM]  # no output yet: the program waits
+    meta = {"openai": {"itemId": "cm_sk0own0program01", "itemType": "program", "itemFields": {
+        "call_id": "call_sk0own0program01", "fingerprint": PROGRAM["fingerprint"]}}}  # fmt: skip
+    call = ToolCallPart(
+        id="call_sk0own0program01",
+        name="program",
+        input=PROGRAM["code"],
+        provider_executed=True,
+        provider_metadata=meta,
+    )
+    result_meta = {"openai": {"itemId": "cmo_sk0own0program01", "itemType": "program_output", "itemFields": {
+        "status": "completed", "call_id": "call_sk0own0program01"}}}  # fmt: skip
+    answered = ToolResultPart(
+        id=call.id, name="program", output=PROGRAM_OUTPUT["result"], provider_metadata=result_meta
+    )
+    history = [*ask("Tides?").messages, Message(id="a", role="assistant", parts=[call, answered])]
+    run = ask("").model_copy(update={"messages": history})
+    assert responses_input(run)[1:] == [PROGRAM, PROGRAM_OUTPUT]

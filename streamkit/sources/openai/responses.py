@@ -388,7 +388,7 @@ class OpenAIResponsesTranslator(StepTranslator):
                 key = streamed
                 del self._awaiting[n]
                 break
-        if key is None and isinstance(call_id, str) and call_id and call_id not in self.taken:
+        if key is None and isinstance(call_id, str) and call_id:
             key = call_id  # the call came in an earlier response
         if key is None:
             return
