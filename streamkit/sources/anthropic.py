@@ -500,6 +500,15 @@ class AnthropicTranslator(StepTranslator):
         model = _g(message, "model")
         self._model = model if isinstance(model, str) else None
         self._add_usage(_g(message, "usage"))
+        # A message can start whole (a programmatic tool call the API resumes sends its tool_use blocks, and
+        # its stop reason, in message_start, with no block events): its blocks as if each was streamed.
+        for index, block in enumerate(_g(message, "content") or ()):
+            self._block_start({"type": "content_block_start", "index": index, "content_block": block}, out)
+            self._block_stop({"type": "content_block_stop", "index": index}, out)
+        reason = _g(message, "stop_reason")
+        if isinstance(reason, str):
+            self._stop_reason = reason
+            self.finish_reason = _FINISH.get(reason, "other")
 
     def _block_start(self, event: Any, out: list[ChatEvent]) -> None:
         index = _g(event, "index")
