@@ -20,6 +20,12 @@ To splice one Messages stream into a longer run of your own, use
 :func:`streamkit.sources.loop.stream_step` with an :class:`AnthropicTranslator` instead of
 :func:`anthropic_events`, then read the translator's ``error``, ``finish`` and ``usage``.
 
+**Usage** is the SDK's top-level ``usage`` counts, as its final message reports them (``input_tokens``
+counting the cache reads and writes too, which are also given apart). After context compaction the stream's
+``usage`` carries an ``iterations`` list (the compaction pass, then the message); the counts stay the
+top-level ones, the message after compaction, without the compaction pass's own tokens: read
+``usage.iterations`` from the raw events to account for those.
+
 The ``anthropic`` package is needed for :class:`AnthropicAgent` only (``pip install 'streamkit[anthropic]'``).
 """
 

@@ -347,6 +347,18 @@ async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
     assert "peer closed connection" in error.message
 
 
+async def test_a_message_that_starts_whole_keeps_its_blocks_and_stop_reason() -> None:
+    # a programmatic tool call the API resumes: the tool_use block and the stop reason in message_start itself
+    start = message_start()
+    call = {"type": "tool_use", "id": "toolu_sk0whole", "name": "roll", "input": {"sides": 6},
+            "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_sk0run"}}  # fmt: skip
+    start["message"].update(content=[call], stop_reason="tool_use")
+    events = await sdk_events(Replay(Reply(wire([start, {"type": "message_stop"}]))))
+    assert [(e.id, e.input) for e in of(events, ToolCallEnd)] == [("toolu_sk0whole", {"sides": 6})]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "tool-calls"
+
+
 async def test_a_stream_that_just_stops_is_an_error_not_a_finish() -> None:
     events = [
         message_start(),

@@ -93,7 +93,16 @@ class OpenAIResponsesTranslator(StepTranslator):
     runs (web search, file search, code interpreter, image generation, MCP, and an unknown ``*_call`` item
     without a ``call_id``) become provider-executed tool calls under their item id, the item's ``action`` as
     input and its other fields as the result, with provider metadata ``openai.itemId`` / ``openai.itemType``
-    on the call and the result, so :func:`to_openai_responses_messages` replays the item. Tools the caller runs are
+    on the call and the result, so :func:`to_openai_responses_messages` replays the item. A tool OpenAI runs
+    whose result is an item of its own (a ``shell_call`` in OpenAI's container, known by its
+    ``environment``, with its ``shell_call_output``; a server-run ``tool_search_call`` with its
+    ``tool_search_output``; a ``program`` with its ``program_output``, which may come in a later response,
+    its nested function calls being ordinary calls that carry their ``caller``) is a provider-executed call
+    under its ``call_id`` (the item id when it has none), its result the output item, each item's other fields
+    kept (``openai.itemFields``). An ``mcp_approval_request`` is a provider-executed call named
+    ``mcp.<tool>`` under the request's id, its arguments as input, followed by a ``ToolApprovalRequest``: the
+    response finishes ``tool-calls`` (a pause), and the user's answer goes back as an
+    ``mcp_approval_response``. Tools the caller runs are
     ordinary tool calls under their ``call_id``, left to the client (or a server tool of their name): a
     ``custom_tool_call`` named by its tool, its free-form text input streamed by
     ``response.custom_tool_call_input.delta`` and kept as text (not parsed as JSON); a ``computer_call``,
@@ -582,6 +591,12 @@ def to_openai_responses_messages(run: RunInput) -> list[dict[str, Any]]:
     needs no stored item (the API takes a ``web_search_call`` back so). Other hosted items, a search
     without its ``action``, a call whose result was never recorded and one without its OpenAI item id
     (another provider's) are left out.
+
+    A shell call OpenAI ran, a server-run tool search and a program go back as the call item and its output
+    item as they came (a program still waiting for its nested calls, without its output); an MCP approval
+    request as its ``mcp_approval_request`` item, followed by an ``mcp_approval_response`` (``approve``, and
+    the user's ``reason``) once the call's part carries the answer (``approval``). A function call a program
+    made goes back with its ``caller``, on the call and on its output.
 
     A call the client ran (a custom tool, computer, shell or patch call, known by its provider metadata
     ``openai.itemType``) goes back as its own item type followed by its ``*_output`` item, or as a
