@@ -15,7 +15,7 @@ import asyncio
 import json
 from typing import Any
 
-from streamkit import aisdk
+from streamkit import agui, aisdk
 from streamkit.aisdk.fold import fold
 from streamkit.events import (
     ApprovalState,
@@ -34,7 +34,7 @@ from streamkit.events import (
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
 from tests.sources.bodies import message_item, responses_body
-from tests.sources.support import Replay, Reply, aisdk_body, collect, summarize
+from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect, summarize
 from tests.sources.test_openai_responses import sdk
 from tests.support.oracle import JsOracle
 
@@ -357,3 +357,19 @@ def test_a_program_output_in_a_later_request_answers_the_program_call() -> None:
     history = [*ask("Tides?").messages, Message(id="a", role="assistant", parts=[call, answered])]
     run = ask("").model_copy(update={"messages": history})
     assert responses_input(run)[1:] == [PROGRAM, PROGRAM_OUTPUT]
+
+
+def test_provider_run_items_survive_the_agui_client(js: JsOracle) -> None:
+    replay = Replay(Reply(shell_body()))
+    events = asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(ask("Go."))))
+    first = {"id": "u1", "role": "user", "content": "Go."}
+    then = {"id": "u2", "role": "user", "content": "thanks"}
+    runs = [{"body": agui_body(events), "addMessages": [first]}, {"body": agui_body([]), "addMessages": [then]}]
+    answer = js.call("agui", {"runs": runs, "messages": [], "state": {}})
+    assert answer["ok"], answer.get("error")
+    sent = answer["result"]["runs"][1]["request"]["body"]
+    items = responses_input(agui.to_run_input(agui.parse_run_agent_input(sent)))
+    no_nulls = {**SHELL_CALL, "action": {"commands": ["ls /data"]}}
+    output = {k: v for k, v in SHELL_OUTPUT.items() if v is not None}
+    assert items[1:3] == [no_nulls, output]
+    assert [i.get("type") for i in items].count("function_call_output") == 0  # not answered twice
