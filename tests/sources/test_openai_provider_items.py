@@ -5,8 +5,9 @@ the answer goes back as an ``mcp_approval_response``; a shell call OpenAI ran in
 (``shell_call`` + ``shell_call_output``), a server-run tool search (``tool_search_call`` +
 ``tool_search_output``) and a program (``program`` + ``program_output``, its nested function calls the
 client's) are provider-executed calls with their results. Each goes back to the API as the items it came
-as. The bodies are the project's own, in the Responses SSE wire format (:func:`tests.sources.bodies.
-responses_body`), driven through the real ``openai`` SDK; the AI SDK client folds the approval and answers it.
+as. The bodies are the project's own, in the Responses SSE wire format
+(:func:`tests.sources.bodies.responses_body`), driven through the real ``openai`` SDK; the real AI SDK client
+answers the approval, and the real clients fold the runs whose next request must carry the items back.
 """
 
 from __future__ import annotations
