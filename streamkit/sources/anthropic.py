@@ -20,6 +20,12 @@ To splice one Messages stream into a longer run of your own, use
 :func:`streamkit.sources.loop.stream_step` with an :class:`AnthropicTranslator` instead of
 :func:`anthropic_events`, then read the translator's ``error``, ``finish`` and ``usage``.
 
+**Usage** is the SDK's top-level ``usage`` counts, as its final message reports them (``input_tokens``
+counting the cache reads and writes too, which are also given apart). After context compaction the stream's
+``usage`` carries an ``iterations`` list (the compaction pass, then the message); the counts stay the
+top-level ones, the message after compaction, without the compaction pass's own tokens: read
+``usage.iterations`` from the raw events to account for those.
+
 The ``anthropic`` package is needed for :class:`AnthropicAgent` only (``pip install 'streamkit[anthropic]'``).
 """
 
@@ -500,6 +506,15 @@ class AnthropicTranslator(StepTranslator):
         model = _g(message, "model")
         self._model = model if isinstance(model, str) else None
         self._add_usage(_g(message, "usage"))
+        # A message can start whole (a programmatic tool call the API resumes sends its tool_use blocks, and
+        # its stop reason, in message_start, with no block events): its blocks as if each was streamed.
+        for index, block in enumerate(_g(message, "content") or ()):
+            self._block_start({"type": "content_block_start", "index": index, "content_block": block}, out)
+            self._block_stop({"type": "content_block_stop", "index": index}, out)
+        reason = _g(message, "stop_reason")
+        if isinstance(reason, str):
+            self._stop_reason = reason
+            self.finish_reason = _FINISH.get(reason, "other")
 
     def _block_start(self, event: Any, out: list[ChatEvent]) -> None:
         index = _g(event, "index")

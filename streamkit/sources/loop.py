@@ -40,7 +40,10 @@ while the model calls server tools, at most ``max_steps`` times. Calls to the cl
 left pending (the run finishes with ``tool-calls``; the client runs them and sends the results in its next
 request). Usage is summed over the calls. A server tool marked ``needs_approval`` is not run: the loop asks
 for approval (``ToolApprovalRequest``) and the run pauses; the next request carries the user's answer, and
-the loop then runs the tool (or reports it denied) before calling the model.
+the loop then runs the tool (or reports it denied) before calling the model. A provider can ask too (a
+translator streams a provider-executed call and its ``ToolApprovalRequest``, and finishes ``tool-calls``):
+the run pauses the same way, and the answer is left on the call's part (``approval``) for the input
+conversion to give back to the provider, which runs the call.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from ..events import (
+    ApprovalState,
     ChatEvent,
     Citation,
     FinishReason,
@@ -158,6 +162,22 @@ def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
         provider=usage.provider or total.provider,
         model=usage.model or total.model,
     )
+
+
+def _with_answers(run: RunInput, decisions: Sequence[hitl.Decision]) -> RunInput:
+    """``run`` with each decided call's part carrying the user's answer (``approval``)."""
+    by_id = {d.call.id: d for d in decisions}
+    messages: list[Message] = []
+    for message in run.messages:
+        parts: list[Part] = []
+        for part in message.parts:
+            decision = by_id.get(part.id) if isinstance(part, ToolCallPart) else None
+            if decision is not None:
+                state = ApprovalState(id=decision.approval_id, approved=decision.approved, reason=decision.reason)
+                part = part.model_copy(update={"approval": state})
+            parts.append(part)
+        messages.append(message.model_copy(update={"parts": parts}))
+    return run.model_copy(update={"messages": messages})
 
 
 # --- the translator base ---------------------------------------------------------------------------
@@ -587,8 +607,14 @@ async def run_tool_loop(
     client_names = {tool.name for tool in run.tools if tool.name not in by_name}
     yield RunStarted(message_id=message_id or run.message_id)
 
-    # Approvals answered in this request: run (or deny) those calls before the model is called again.
+    # Approvals answered in this request: run (or deny) those calls before the model is called again. A call
+    # the provider runs itself (an MCP call OpenAI asked about) is the provider's to run: the answer goes back
+    # to it on the call's part (the input conversion sends it), whichever protocol carried it.
     decisions = hitl.continuation(run).decisions
+    answered = [d for d in decisions if d.call.provider_executed]
+    decisions = tuple(d for d in decisions if not d.call.provider_executed)
+    if answered:
+        run = _with_answers(run, answered)
     if decisions:
 
         async def execute(call: ToolCallPart) -> Any:

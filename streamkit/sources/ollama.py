@@ -18,6 +18,11 @@ To splice one chat stream into a longer run of your own, use :func:`streamkit.so
 with an :class:`OllamaTranslator` instead of :func:`ollama_events`, then read the translator's ``error``,
 ``finish`` and ``usage``.
 
+**The finish reason** comes from the ``done`` chunk's ``done_reason``: ``stop`` (and ``load`` / ``unload``)
+is ``stop``, ``length`` is ``length``, any other reason ``other``; a ``done`` chunk without ``done_reason``
+(older servers, and the examples of Ollama's API docs) means the model stopped on its own: ``stop``. Either
+way a turn that called tools finishes ``tool-calls``.
+
 The ``ollama`` package is optional (``pip install 'streamkit[ollama]'``): a base URL needs only httpx.
 """
 

@@ -5,8 +5,8 @@
   body cut off mid-stream) and keeps every request's JSON body. Give the real SDK
   ``http_client=httpx.AsyncClient(transport=httpx.MockTransport(replay))`` (:func:`httpx2_client` for an
   SDK built on ``httpx2``). Bodies go out in small uneven pieces, so the SDK reassembles lines and events
-  across reads. :func:`recorded` reads a file of
-  ``tests/sources/recorded``; :func:`sse` / :func:`ndjson` build bodies in the SSE / NDJSON wire formats.
+  across reads. :func:`sse` / :func:`ndjson` build bodies in the SSE / NDJSON wire formats (the project's own
+  bodies are in :mod:`tests.sources.bodies`; real recordings are read with :mod:`tests.support.fixtures`).
 - **Checking a run**: :func:`collect` runs a source's stream through the strict checker (a source's own
   stream must need no repair) and returns the events; :func:`summarize` collapses it to one entry per block.
 - **What a stream meant**: a provider-neutral :class:`Meant` (the assistant's blocks in order: reasoning
@@ -28,7 +28,6 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -40,14 +39,7 @@ from streamkit.events import ChatEvent, SequenceChecker
 from streamkit.serve import StreamOptions
 from tests.support.oracle import JsOracle
 
-RECORDED = Path(__file__).parent / "recorded"
-
 # --- serving a provider offline --------------------------------------------------------------------
-
-
-def recorded(name: str) -> bytes:
-    """The bytes of ``tests/sources/recorded/<name>``."""
-    return (RECORDED / name).read_bytes()
 
 
 def sse(events: Iterable[Any], *, named: bool = False, done: bool = False) -> bytes:

@@ -2,8 +2,8 @@
 
 ``AsyncAnthropic`` talks to the shared ``Replay`` through ``httpx2_client`` (anthropic 2 is built on
 ``httpx2`` and refuses httpx objects), which serves Messages streams in Anthropic's wire format (SSE with
-``event:`` lines) in small uneven pieces. Recorded bodies, in
-``tests/sources/recorded/``:
+``event:`` lines) in small uneven pieces. Recorded bodies, in ``streamkit-tests/`` of the provider fixtures
+beside the project (see :mod:`tests.support.fixtures`; those tests skip without them):
 
 * ``anthropic_basic_response.sse``, ``anthropic_tool_use_response.sse``,
   ``anthropic_incomplete_partial_json_response.sse``: the anthropic-sdk-python test suite,
@@ -73,16 +73,16 @@ from tests.sources.support import (
     interleave,
     meant_of_events,
     plans,
-    recorded,
     sse,
     through_agui,
     through_aisdk,
 )
+from tests.support.fixtures import provider_fixture
 from tests.support.oracle import JsOracle
 
 
 def recorded_sse(name: str) -> bytes:
-    return recorded(f"anthropic_{name}.sse")
+    return provider_fixture(f"streamkit-tests/anthropic_{name}.sse")
 
 
 def wire(events: list[dict[str, Any]]) -> bytes:
@@ -336,12 +336,27 @@ async def test_an_error_event_inside_the_stream_ends_the_run() -> None:
 
 
 async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
-    body = recorded_sse("basic_response")
+    texts = [delta(0, {"type": "text_delta", "text": t}) for t in ("Hello", " there", "!")]
+    body = wire(
+        [message_start(), block_start(0, {"type": "text", "text": ""}), *texts, block_stop(0), *message_end("end_turn")]
+    )
     out = await sdk_events(Replay(Reply(body, cut=body.index(b'" there"'))))
     assert text_of(out) == "Hello"
     error = out[-1]
     assert isinstance(error, RunError) and error.code == "model_unreachable"
     assert "peer closed connection" in error.message
+
+
+async def test_a_message_that_starts_whole_keeps_its_blocks_and_stop_reason() -> None:
+    # a programmatic tool call the API resumes: the tool_use block and the stop reason in message_start itself
+    start = message_start()
+    call = {"type": "tool_use", "id": "toolu_sk0whole", "name": "roll", "input": {"sides": 6},
+            "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_sk0run"}}  # fmt: skip
+    start["message"].update(content=[call], stop_reason="tool_use")
+    events = await sdk_events(Replay(Reply(wire([start, {"type": "message_stop"}]))))
+    assert [(e.id, e.input) for e in of(events, ToolCallEnd)] == [("toolu_sk0whole", {"sides": 6})]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.finish_reason == "tool-calls"
 
 
 async def test_a_stream_that_just_stops_is_an_error_not_a_finish() -> None:

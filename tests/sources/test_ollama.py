@@ -2,7 +2,9 @@
 
 ``ollama.AsyncClient(host, transport=httpx.MockTransport(...))`` (the client passes its keyword arguments to
 ``httpx.AsyncClient``) talks to :class:`~tests.sources.support.Replay`, which serves ``/api/chat`` NDJSON
-bodies in small uneven pieces. Recorded bodies, in ``tests/sources/recorded/``:
+bodies in small uneven pieces. Recorded bodies, in ``streamkit-tests/`` of the provider fixtures beside the
+project (see :mod:`tests.support.fixtures`; those tests skip without them, and the same two shapes run over
+the project's own bodies):
 
 * ``ollama_chat_stream.ndjson``: the ``Chat Request (Streaming)`` response of Ollama's ``docs/api.md``
   (ollama/ollama), a content chunk and the final chunk with the eval counts. The docs' final chunk has no
@@ -60,9 +62,9 @@ from tests.sources.support import (
     meant_of_events,
     ndjson,
     plans,
-    recorded,
     summarize,
 )
+from tests.support.fixtures import provider_fixture
 from tests.support.oracle import JsOracle
 
 HOST = "http://ollama.test"
@@ -101,6 +103,31 @@ def user(text: str, mid: str = "u1", *parts: Any) -> Message:
 
 
 # --- the stream, through the real SDK ------------------------------------------------------------
+
+
+def recorded(name: str) -> bytes:
+    return provider_fixture(f"streamkit-tests/{name}")
+
+
+async def test_a_final_chunk_without_done_reason_is_a_stop() -> None:
+    end = done()
+    del end["done_reason"]  # as the docs' examples show the final chunk
+    said = summarize(await sdk_events(Replay(Reply(ndjson([chunk("Hi"), chunk(" you"), end])))))
+    assert said[1:] == [
+        ("text", "Hi you"),
+        ("run-finished", "stop", {"input_tokens": 12, "output_tokens": 30, "total_tokens": 42, "provider": "ollama",
+                                  "model": "qwen3"}),
+    ]  # fmt: skip
+
+
+async def test_a_whole_call_without_an_id_and_done_reason_stop_is_tool_calls() -> None:
+    body = ndjson([chunk(calls=[fn("get_tide", harbour="Porto")]), done("stop")])
+    events = await sdk_events(Replay(Reply(body, content_type="application/x-ndjson")))
+    (start,) = [e for e in events if isinstance(e, ToolCallStart)]
+    assert (start.name, start.id) == ("get_tide", "call_p_1")
+    (end,) = [e for e in events if isinstance(e, ToolCallEnd)]
+    assert end.input == {"harbour": "Porto"}
+    assert isinstance(events[-1], RunFinished) and events[-1].finish_reason == "tool-calls"
 
 
 async def test_plain_text_and_usage_from_the_docs() -> None:

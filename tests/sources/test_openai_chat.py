@@ -1,6 +1,7 @@
 """The Chat Completions source, driven through the real ``openai`` SDK over an ``httpx.MockTransport``.
 
-Recorded bodies (``tests/sources/recorded/openai_chat``): ``plain_text``, ``refusal``, ``tool_call``,
+Recorded bodies (``streamkit-tests/openai_chat`` of the provider fixtures beside the project, see
+:mod:`tests.support.fixtures`; those tests skip without them): ``plain_text``, ``refusal``, ``tool_call``,
 ``two_tools`` and ``length`` are the streaming bodies openai-python's own tests replay
 (``.inline-snapshot/external/*.bin`` of ``tests/lib/chat/test_completions_streaming.py``: test_parse_nothing,
 test_parse_pydantic_model_refusal, test_allows_non_strict_tools_but_no_parsing,
@@ -8,7 +9,7 @@ test_parse_multiple_pydantic_tools, test_parse_max_tokens_reached), recorded fro
 reasoning and in-stream error bodies are the demo's recordings (``tests/demo/recordings``: DeepSeek's
 ``reasoning_content``, Ollama's ``reasoning``, an OpenAI-compatible server's ``error`` chunk). The three
 interleaved parallel calls and the content-filter stop are built here in the same wire format (no public
-recording has them).
+recording has them). The tool loop runs over the project's own bodies (:mod:`tests.sources.bodies`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,17 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import ChatTranslator, OpenAIChatAgent, chat_events, chat_messages
 from streamkit.sources.tools import server_tool
-from tests.sources.support import Replay, Reply, collect, recorded, sse, summarize
+from tests.sources.bodies import (
+    CHAT_CALL,
+    CHAT_CALL_USAGE,
+    CHAT_MODEL,
+    CHAT_TEXT,
+    CHAT_TEXT_USAGE,
+    chat_text,
+    chat_tool_call,
+)
+from tests.sources.support import Replay, Reply, collect, sse, summarize
+from tests.support.fixtures import provider_fixture
 
 DEMO = Path(__file__).parent.parent / "demo" / "recordings"
 MODEL = "gpt-4o-2024-08-06"
@@ -104,7 +115,7 @@ RECORDED = {
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 async def test_recorded_stream(name: str) -> None:
-    stream, _ = await stream_of(Reply(recorded(f"openai_chat/{name}.sse")))
+    stream, _ = await stream_of(Reply(provider_fixture(f"streamkit-tests/openai_chat/{name}.sse")))
     events = await collect(chat_events(stream))
     assert summarize(events) == RECORDED[name]
     assert events[0].model_dump(exclude_none=True) == {"type": "run-started"}  # the route's ids, not ours
@@ -222,7 +233,7 @@ async def test_http_error_status() -> None:
 
 
 async def test_connection_dropped_mid_stream() -> None:
-    body = recorded("openai_chat/plain_text.sse")
+    body = chat_text()
     stream, _ = await stream_of(Reply(body, cut=len(body) // 2))
     events = await collect(chat_events(stream))
     said = summarize(events)
@@ -243,10 +254,10 @@ async def get_weather(city: str) -> dict[str, Any]:
 
 
 async def test_tool_result_fed_back_to_the_model() -> None:
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")), Reply(recorded("openai_chat/plain_text.sse")))
+    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather], system_prompt="Be brief.")
     said = summarize(await collect(agent(user_run())))
-    cid = "call_4XzlGBLtUe9dy3GVNV4jhq7h"
+    cid = CHAT_CALL
     assert said == [
         ("run-started",),
         ("step", "model-call-1"),
@@ -254,9 +265,13 @@ async def test_tool_result_fed_back_to_the_model() -> None:
         ("tool-result", cid, WEATHER),
         ("/step", "model-call-1"),
         ("step", "model-call-2"),
-        ("text", PLAIN),
+        ("text", CHAT_TEXT),
         ("/step", "model-call-2"),
-        ("run-finished", "stop", usage(44 + 14, 16 + 30)),
+        (
+            "run-finished",
+            "stop",
+            usage(CHAT_CALL_USAGE[0] + CHAT_TEXT_USAGE[0], CHAT_CALL_USAGE[1] + CHAT_TEXT_USAGE[1], CHAT_MODEL),
+        ),
     ]
     first, second = replay.requests
     assert replay.paths == ["/v1/chat/completions"] * 2
@@ -296,11 +311,11 @@ async def test_tool_result_fed_back_to_the_model() -> None:
 
 
 async def test_frontend_tools_are_offered_and_left_pending() -> None:
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")))
+    replay = Replay(Reply(chat_tool_call()))
     browser_tool = Tool(name="get_weather", description="Ask the browser.", parameters={"type": "object"})
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o")
     said = summarize(await collect(agent(user_run(tools=[browser_tool]))))
-    assert said[-2:] == [("/step", "model-call-1"), ("run-finished", "tool-calls", usage(44, 16))]
+    assert said[-2:] == [("/step", "model-call-1"), ("run-finished", "tool-calls", usage(*CHAT_CALL_USAGE, CHAT_MODEL))]
     assert not any(entry[0] == "tool-result" for entry in said)
     assert len(replay.requests) == 1  # no second call: the client runs it
     assert replay.requests[0]["tools"][0]["function"] == {
@@ -311,11 +326,11 @@ async def test_frontend_tools_are_offered_and_left_pending() -> None:
 
 
 async def test_max_steps_bounds_the_loop() -> None:
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")))  # the model asks again and again
+    replay = Replay(Reply(chat_tool_call()))  # the model asks again and again
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather], max_steps=2)
     said = summarize(await collect(agent(user_run())))
     assert [e for e in said if e[0] == "step"] == [("step", "model-call-1"), ("step", "model-call-2")]
-    assert said[-1] == ("run-finished", "tool-calls", usage(88, 32))
+    assert said[-1] == ("run-finished", "tool-calls", usage(2 * CHAT_CALL_USAGE[0], 2 * CHAT_CALL_USAGE[1], CHAT_MODEL))
     with pytest.raises(ValueError):
         OpenAIChatAgent(sdk(replay), model="m", max_steps=0)
 
@@ -329,8 +344,8 @@ async def test_a_server_tool_that_needs_approval_pauses_then_runs_once_approved(
         ran.append(city)
         return WEATHER
 
-    cid = "call_4XzlGBLtUe9dy3GVNV4jhq7h"
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")), Reply(recorded("openai_chat/plain_text.sse")))
+    cid = CHAT_CALL
+    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[guarded])
     said = summarize(await collect(agent(user_run())))
     assert ("approval", cid) in said and ran == []
@@ -365,9 +380,9 @@ async def test_tool_errors_and_bad_arguments_go_back_to_the_model() -> None:
         """Always fails."""
         raise RuntimeError("station offline")
 
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")), Reply(recorded("openai_chat/plain_text.sse")))
+    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
     said = summarize(await collect(OpenAIChatAgent(sdk(replay), model="m", tools=[broken])(user_run())))
-    cid = "call_4XzlGBLtUe9dy3GVNV4jhq7h"
+    cid = CHAT_CALL
     assert ("tool-error", cid, "get_weather failed: RuntimeError: station offline") in said
     assert replay.requests[1]["messages"][-1]["content"] == "Error: get_weather failed: RuntimeError: station offline"
 
@@ -376,7 +391,7 @@ async def test_tool_errors_and_bad_arguments_go_back_to_the_model() -> None:
 
 
 async def test_base_url_over_plain_httpx() -> None:
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")), Reply(recorded("openai_chat/plain_text.sse")))
+    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
     agent = OpenAIChatAgent(
         model="llama3.2",
         base_url="http://localhost:11434/v1/",

@@ -35,6 +35,16 @@ from streamkit.sources.openai import (
     responses_input,
 )
 from streamkit.sources.tools import server_tool
+from tests.sources.bodies import (
+    ANSWER,
+    CHAT_CALL,
+    CHAT_TEXT,
+    ENCRYPTED,
+    chat_text,
+    chat_tool_call,
+    responses_answer,
+    responses_reasoning_call,
+)
 from tests.sources.support import (
     Plan,
     Replay,
@@ -45,7 +55,6 @@ from tests.sources.support import (
     collect,
     interleave,
     plans,
-    recorded,
 )
 from tests.support.oracle import JsOracle
 
@@ -217,11 +226,8 @@ def test_generated_responses_streams_reach_both_clients_as_meant(
 # --- the input round trip through the real clients -------------------------------------------------
 
 WEATHER = {"city": "New York City", "temperature": 18}
-CALL = "call_4XzlGBLtUe9dy3GVNV4jhq7h"
-PLAIN = (
-    "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend "
-    "checking a reliable weather website or a weather app."
-)
+CALL = CHAT_CALL
+PLAIN = CHAT_TEXT
 
 
 @server_tool
@@ -235,7 +241,7 @@ def sdk(replay: Replay) -> AsyncOpenAI:
 
 
 def chat_run_events() -> list[ChatEvent]:
-    replay = Replay(Reply(recorded("openai_chat/tool_call.sse")), Reply(recorded("openai_chat/plain_text.sse")))
+    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
     run = RunInput(thread_id="t", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text="hi")])])
     return events_of(OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather])(run))
 
@@ -302,16 +308,16 @@ def calculator(a: float, b: float, op: str) -> float:
 
 @pytest.mark.parametrize("client", ["aisdk", "agui"])
 def test_responses_history_round_trips_with_encrypted_reasoning(js: JsOracle, client: str) -> None:
-    replay = Replay(*[Reply(recorded(f"openai_responses/reasoning_loop.{n}.sse")) for n in (1, 2, 3, 4)])
+    replay = Replay(Reply(responses_reasoning_call()), Reply(responses_answer()))
     run = RunInput(thread_id="t", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text="hi")])])
-    events = events_of(OpenAIResponsesAgent(sdk(replay), model="gpt-5.1-codex-max", tools=[calculator])(run))
+    events = events_of(OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini", tools=[calculator])(run))
     ask = aisdk_next_request if client == "aisdk" else agui_next_request
     items = responses_input(ask(js, events))
     # what the agent sent in its last model call is what the next request sends, plus the answer and the question
     sent = replay.requests[-1]["input"]
     assert items[: len(sent)] == sent
     assert items[len(sent) :] == [
-        {"role": "assistant", "content": "The final result is **570**."},
+        {"role": "assistant", "content": ANSWER},
         {"role": "user", "content": [{"type": "input_text", "text": "and tomorrow?"}]},
     ]
-    assert sent[1]["type"] == "reasoning" and sent[1]["encrypted_content"].startswith("gAAAA")
+    assert sent[1]["type"] == "reasoning" and sent[1]["encrypted_content"] == ENCRYPTED

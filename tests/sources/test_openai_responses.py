@@ -1,6 +1,7 @@
 """The Responses API source, driven through the real ``openai`` SDK over an ``httpx.MockTransport``.
 
-Recorded bodies (``tests/sources/recorded/openai_responses``) are the AI SDK's OpenAI provider fixtures
+Recorded bodies (``streamkit-tests/openai_responses`` of the provider fixtures beside the project, see
+:mod:`tests.support.fixtures`; those tests skip without them) are the AI SDK's OpenAI provider fixtures
 (vercel/ai ``packages/openai/src/responses/__fixtures__/*.chunks.txt``, recorded from the live API), put in
 the SSE wire format (an ``event:`` line with the type, then the ``data:`` line): ``reasoning_loop.1-4``
 (``openai-reasoning-encrypted-content.1``: four responses of one tool loop, reasoning with
@@ -8,12 +9,12 @@ the SSE wire format (an ``event:`` line with the type, then the ``data:`` line):
 provider-run searches and ``url_citation`` annotations), ``two_messages`` (``openai-phase.1``: two message
 items, their deltas trimmed in the fixture, the whole text restated by ``output_text.done``) and ``error``
 (``openai-error.1``: an ``error`` event then ``response.failed``). Parallel calls with interleaved argument
-deltas and the incomplete (length / content filter) endings are built here in the same wire format.
+deltas and the incomplete (length / content filter) endings are built here in the same wire format, and the
+tool loop also runs over the project's own bodies (:mod:`tests.sources.bodies`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -36,7 +37,9 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_events, responses_input
 from streamkit.sources.tools import server_tool
-from tests.sources.support import Replay, Reply, collect, recorded, sse, summarize
+from tests.sources import bodies
+from tests.sources.support import Replay, Reply, collect, sse, summarize
+from tests.support.fixtures import provider_fixture
 
 MODEL = "gpt-5.1-codex-max"
 
@@ -56,12 +59,16 @@ def user_run(text: str = "Compute (12 + 7) * 3 * 10 with the calculator.", **upd
 
 
 def loop_replies() -> list[Reply]:
-    return [Reply(recorded(f"openai_responses/reasoning_loop.{n}.sse")) for n in (1, 2, 3, 4)]
+    return [Reply(recorded(f"reasoning_loop.{n}")) for n in (1, 2, 3, 4)]
+
+
+def recorded(name: str) -> bytes:
+    """A recorded Responses body of the provider fixtures (the test skips without them)."""
+    return provider_fixture(f"streamkit-tests/openai_responses/{name}.sse")
 
 
 def body_events(name: str) -> list[dict[str, Any]]:
-    lines = recorded(f"openai_responses/{name}.sse").decode().splitlines()
-    return [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+    return bodies.body_events(recorded(name))
 
 
 @server_tool
@@ -163,22 +170,43 @@ async def test_reasoning_tool_loop_restores_encrypted_reasoning() -> None:
     ]
 
 
+async def test_own_reasoning_loop_sends_the_reasoning_item_back() -> None:
+    replay = Replay(Reply(bodies.responses_reasoning_call()), Reply(bodies.responses_answer()))
+    agent = OpenAIResponsesAgent(sdk(replay), model=MODEL, tools=[calculator])
+    said = summarize(await collect(agent(user_run())))
+    assert said[2:4] == [
+        ("reasoning", bodies.SUMMARY),
+        ("tool-call", bodies.CALC_CALL, bodies.CALC_ARGS, {"a": 12, "b": 7, "op": "add"}),
+    ]
+    assert ("text", bodies.ANSWER) in said
+    assert replay.requests[1]["input"][1:] == [
+        {
+            "type": "reasoning",
+            "id": bodies.REASONING_ID,
+            "summary": [{"type": "summary_text", "text": bodies.SUMMARY}],
+            "encrypted_content": bodies.ENCRYPTED,
+        },
+        {"type": "function_call", "call_id": bodies.CALC_CALL, "name": "calculator", "arguments": bodies.CALC_ARGS},
+        {"type": "function_call_output", "call_id": bodies.CALC_CALL, "output": "19"},
+    ]
+
+
 async def test_frontend_tool_left_pending() -> None:
-    replay = Replay(*loop_replies())
+    replay = Replay(Reply(bodies.responses_reasoning_call()))
     agent = OpenAIResponsesAgent(sdk(replay), model=MODEL)
     browser = Tool(name="calculator", description="The page's calculator.")
     said = summarize(await collect(agent(user_run(tools=[browser]))))
     assert said[-1] == (
         "run-finished",
         "tool-calls",
-        {"input_tokens": 134, "output_tokens": 28, "total_tokens": 162, "model": MODEL},
+        {"input_tokens": 120, "output_tokens": 40, "total_tokens": 160, "model": bodies.RESPONSES_MODEL},
     )
     assert not any(entry[0] == "tool-result" for entry in said) and len(replay.requests) == 1
     assert replay.requests[0]["tools"][0]["name"] == "calculator"
 
 
 async def test_annotations_become_cited_sources_and_hosted_search_is_provider_executed() -> None:
-    events = await collect(responses_events(await stream_of(Reply(recorded("openai_responses/web_search.sse")))))
+    events = await collect(responses_events(await stream_of(Reply(recorded("web_search")))))
     sources = [e for e in events if isinstance(e, Source)]
     assert len(sources) == 12
     assert sources[0].url is not None and sources[0].url.startswith("https://techcrunch.com/2025/12/05/pe")
@@ -206,15 +234,13 @@ async def test_annotations_become_cited_sources_and_hosted_search_is_provider_ex
 
 
 async def test_text_restated_by_done_is_completed() -> None:
-    said = summarize(
-        await collect(responses_events(await stream_of(Reply(recorded("openai_responses/two_messages.sse")))))
-    )
+    said = summarize(await collect(responses_events(await stream_of(Reply(recorded("two_messages"))))))
     done = [e["text"] for e in body_events("two_messages") if e["type"] == "response.output_text.done"]
     assert [x[1] for x in said if x[0] == "text"] == done
 
 
 async def test_error_event_inside_the_stream() -> None:
-    said = summarize(await collect(responses_events(await stream_of(Reply(recorded("openai_responses/error.sse"))))))
+    said = summarize(await collect(responses_events(await stream_of(Reply(recorded("error"))))))
     message = body_events("error")[2]["error"]["message"]
     assert said == [("run-started",), ("run-error", "insufficient_quota", message)]
 
@@ -352,7 +378,7 @@ async def test_http_error_status_and_dropped_connection() -> None:
         "http_401",
         "The model server answered HTTP 401 (unauthorized: check the API key): Incorrect API key provided.",
     )
-    body = recorded("openai_responses/reasoning_loop.1.sse")
+    body = bodies.responses_reasoning_call()
     events = await collect(responses_events(await stream_of(Reply(body, cut=len(body) // 2))))
     assert summarize(events)[-1][:2] == ("run-error", "model_unreachable")
 

@@ -5,11 +5,11 @@ tools (``web_search_call``...) stream as provider-executed tool calls; the next 
 as the provider sent them, whether the history comes from the agent's own tool loop or from a browser
 client that folded the stream and posted it back (the real ``ai`` client, v7 and v5, and ``HttpAgent``).
 
-Recorded bodies: ``anthropic_web_search_with_tool.sse`` is the AI SDK's Anthropic provider fixture
-(vercel/ai ``packages/anthropic/src/__fixtures__/anthropic-web-search-with-tool.1.chunks.txt``: a text, a
-``tool_use``, a ``server_tool_use`` web search and its ``web_search_tool_result`` with ``encrypted_content``,
-stopped with ``tool_use``) in Anthropic's SSE wire format; ``openai_responses/web_search.sse`` is the AI
-SDK's OpenAI provider fixture ``openai-web-search-tool.1`` (six ``web_search_call`` items, then the answer).
+The bodies are the project's own (:mod:`tests.sources.bodies`): an Anthropic turn with a text, a ``tool_use``, a
+``server_tool_use`` web search and its ``web_search_tool_result`` with ``encrypted_content``, stopped with
+``tool_use``; a Responses stream with two ``web_search_call`` items, then the answer. anthropic-sdk-python's
+recorded search (``streamkit-tests/anthropic_server_tool_refusal.sse`` of the provider fixtures beside the
+project) is read when it is there.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from streamkit.events import (
 from streamkit.sources.anthropic import AnthropicAgent, AnthropicTranslator, to_anthropic_messages
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
-from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect, recorded
+from tests.sources import bodies
+from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect
 from tests.sources.test_anthropic import (
     anthropic_client,
     block_start,
@@ -43,7 +44,8 @@ from tests.sources.test_anthropic import (
     message_start,
     wire,
 )
-from tests.sources.test_openai_responses import body_events, sdk
+from tests.sources.test_openai_responses import sdk
+from tests.support.fixtures import provider_fixture
 from tests.support.oracle import JsOracle
 
 WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
@@ -59,25 +61,23 @@ def first_turn(text: str) -> RunInput:
     return RunInput(thread_id="t1", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text=text)])])
 
 
-def recorded_blocks(name: str) -> list[dict[str, Any]]:
-    """The content blocks a recorded Messages stream started, in order (as Anthropic sent them)."""
-    lines = recorded(name).decode().splitlines()
-    events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
-    return [e["content_block"] for e in events if e["type"] == "content_block_start"]
+def started_blocks(body: bytes) -> list[dict[str, Any]]:
+    """The content blocks a Messages stream started, in order (as Anthropic sent them)."""
+    return [e["content_block"] for e in bodies.body_events(body) if e["type"] == "content_block_start"]
 
 
 # --- Anthropic ---------------------------------------------------------------------------------------
 
-_, _, USE, RESULT = recorded_blocks("anthropic_web_search_with_tool.sse")
+_, _, USE, RESULT = started_blocks(bodies.anthropic_search_with_tool())
 SEARCHED = [
-    {"type": "text", "text": "I'll save the results and search for the latest news."},
-    {"type": "tool_use", "id": "toolu_01SaveResults", "name": "save_results", "input": {"filename": "news.txt"}},
+    {"type": "text", "text": bodies.SEARCH_INTRO},
+    {"type": "tool_use", "id": bodies.SAVE_USE, "name": "save_results", "input": {"filename": "tides.txt"}},
     # the server tool and its result as Anthropic sent them, in the same assistant turn, no user tool_result
-    {"type": "server_tool_use", "id": USE["id"], "name": "web_search", "input": {"query": "latest news"}},
+    {"type": "server_tool_use", "id": USE["id"], "name": "web_search", "input": {"query": "tide tables"}},
     {"type": "web_search_tool_result", "tool_use_id": USE["id"], "content": RESULT["content"]},
 ]
-ANSWERED = [{"type": "tool_result", "tool_use_id": "toolu_01SaveResults", "content": "saved news.txt"}]
-ANSWER = "Saved. The top story is Breaking News Today."
+ANSWERED = [{"type": "tool_result", "tool_use_id": bodies.SAVE_USE, "content": "saved tides.txt"}]
+ANSWER = "Saved. High tide is at 14:10."
 
 
 def answer_body() -> bytes:
@@ -97,8 +97,8 @@ def anthropic_agent(replay: Replay) -> AnthropicAgent:
 
 
 async def anthropic_search_run() -> tuple[list[ChatEvent], Replay]:
-    replay = Replay(Reply(recorded("anthropic_web_search_with_tool.sse")), Reply(answer_body()))
-    events = await collect(anthropic_agent(replay)(first_turn("Find the latest news and save it.")))
+    replay = Replay(Reply(bodies.anthropic_search_with_tool()), Reply(answer_body()))
+    events = await collect(anthropic_agent(replay)(first_turn("Find the tide tables and save them.")))
     return events, replay
 
 
@@ -120,7 +120,7 @@ async def test_anthropic_server_tool_goes_back_in_the_assistant_turn_within_the_
     assert result.provider_metadata == {"anthropic": {"blockType": "web_search_tool_result"}}
     # the loop's second call: the turn as Anthropic sent it, then the one client tool's result
     user, assistant, answered = replay.requests[1]["messages"]
-    assert user == {"role": "user", "content": [{"type": "text", "text": "Find the latest news and save it."}]}
+    assert user == {"role": "user", "content": [{"type": "text", "text": "Find the tide tables and save them."}]}
     assert assistant == {"role": "assistant", "content": SEARCHED}
     assert answered == {"role": "user", "content": ANSWERED}
 
@@ -128,14 +128,14 @@ async def test_anthropic_server_tool_goes_back_in_the_assistant_turn_within_the_
 def test_anthropic_server_tool_survives_the_browser_clients(js: JsOracle) -> None:
     events, _ = asyncio.run(anthropic_search_run())
     expected = [
-        {"role": "user", "content": [{"type": "text", "text": "Find the latest news and save it."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Find the tide tables and save them."}]},
         {"role": "assistant", "content": SEARCHED},
         {"role": "user", "content": ANSWERED},
         {"role": "assistant", "content": [{"type": "text", "text": ANSWER}]},
         {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
     ]
     steps = [
-        {"do": "sendMessage", "args": {"text": "Find the latest news and save it."}},
+        {"do": "sendMessage", "args": {"text": "Find the tide tables and save them."}},
         {"do": "sendMessage", "args": {"text": "thanks"}},
     ]
     done = aisdk_body([]).decode()
@@ -151,7 +151,7 @@ def test_anthropic_server_tool_survives_the_browser_clients(js: JsOracle) -> Non
         run = aisdk.to_run_input(aisdk.parse_chat_request(sent))
         assert asyncio.run(anthropic_next_request(run)) == expected, version
     # AG-UI: HttpAgent keeps the events' metadata on the tool call and the tool message
-    first = {"id": "u1", "role": "user", "content": "Find the latest news and save it."}
+    first = {"id": "u1", "role": "user", "content": "Find the tide tables and save them."}
     second = {"id": "u2", "role": "user", "content": "thanks"}
     answer = js.call(
         "agui",
@@ -174,13 +174,14 @@ def test_anthropic_server_tool_survives_the_browser_clients(js: JsOracle) -> Non
 
 def test_anthropic_result_blocks_keep_their_caller() -> None:
     # anthropic-sdk-python's recorded search (stream-a-toolrefusal.sse): its result block names its caller
-    lines = recorded("anthropic_server_tool_refusal.sse").decode().splitlines()
+    body = provider_fixture("streamkit-tests/anthropic_server_tool_refusal.sse")
+    lines = body.decode().splitlines()
     translator = AnthropicTranslator("p")
     for line in lines:
         if line.startswith("data:"):
             translator.feed(json.loads(line[5:]))
     translator.close()
-    use, result = recorded_blocks("anthropic_server_tool_refusal.sse")[:2]
+    use, result = started_blocks(body)[:2]
     assert result["caller"] == {"type": "direct"}
     sent = to_anthropic_messages([Message(id="a1", role="assistant", parts=translator.parts)])
     query = {"query": "solar eclipse viewing safety news 2026"}
@@ -244,25 +245,32 @@ def test_anthropic_mcp_calls_and_failed_searches_go_back_as_they_came() -> None:
 
 def test_responses_hosted_search_items_survive_the_browser_client(js: JsOracle) -> None:
     async def first() -> list[ChatEvent]:
-        replay = Replay(Reply(recorded("openai_responses/web_search.sse")))
-        return await collect(OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini")(first_turn("Tech news today?")))
+        replay = Replay(Reply(bodies.responses_web_search()))
+        return await collect(
+            OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini")(first_turn("When does the library open?"))
+        )
 
     events = asyncio.run(first())
-    steps = [{"do": "sendMessage", "args": {"text": "Tech news today?"}}, {"do": "sendMessage", "args": {"text": "ok"}}]
+    steps = [
+        {"do": "sendMessage", "args": {"text": "When does the library open?"}},
+        {"do": "sendMessage", "args": {"text": "ok"}},
+    ]
     answer = js.call("aisdk", {"body": [aisdk_body(events).decode(), aisdk_body([]).decode()], "steps": steps})
     assert answer["ok"], answer.get("error")
     run = aisdk.to_run_input(aisdk.parse_chat_request(answer["result"]["requests"][1]["body"]))
 
     async def second() -> list[dict[str, Any]]:
-        replay = Replay(Reply(recorded("openai_responses/two_messages.sse")))
+        replay = Replay(Reply(bodies.responses_answer()))
         await collect(OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini")(run))
         items: list[dict[str, Any]] = replay.requests[0]["input"]
         return items
 
     items = asyncio.run(second())
-    done = [e["item"] for e in body_events("web_search") if e["type"] == "response.output_item.done"]
+    done = [
+        e["item"] for e in bodies.body_events(bodies.responses_web_search()) if e["type"] == "response.output_item.done"
+    ]
     searches = [item for item in done if item["type"] == "web_search_call"]
-    assert len(searches) == 6
+    assert len(searches) == 2
     # every search goes back as the item the API sent ({id, type, status, action}), in the order it came
     assert [i for i in items if i.get("type") == "web_search_call"] == searches
     kinds = [i.get("type") or i["role"] for i in items]

@@ -26,12 +26,14 @@ from ...events import (
     Source,
     TextPart,
     Tool,
+    ToolCallArgsDelta,
     ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
     ToolResult,
     ToolResultPart,
     Usage,
+    hitl,
 )
 from ..history import NO_RESULT, provider_text, result_text, steps, tool_results
 from ..loop import StepTranslator, run_tool_loop, translate
@@ -91,7 +93,16 @@ class OpenAIResponsesTranslator(StepTranslator):
     runs (web search, file search, code interpreter, image generation, MCP, and an unknown ``*_call`` item
     without a ``call_id``) become provider-executed tool calls under their item id, the item's ``action`` as
     input and its other fields as the result, with provider metadata ``openai.itemId`` / ``openai.itemType``
-    on the call and the result, so :func:`to_openai_responses_messages` replays the item. Tools the caller runs are
+    on the call and the result, so :func:`to_openai_responses_messages` replays the item. A tool OpenAI runs
+    whose result is an item of its own (a ``shell_call`` in OpenAI's container, known by its
+    ``environment``, with its ``shell_call_output``; a server-run ``tool_search_call`` with its
+    ``tool_search_output``; a ``program`` with its ``program_output``, which may come in a later response,
+    its nested function calls being ordinary calls that carry their ``caller``) is a provider-executed call
+    under its ``call_id`` (the item id when it has none), its result the output item, each item's other fields
+    kept (``openai.itemFields``). An ``mcp_approval_request`` is a provider-executed call named
+    ``mcp.<tool>`` under the request's id, its arguments as input, followed by a ``ToolApprovalRequest``: the
+    response finishes ``tool-calls`` (a pause), and the user's answer goes back as an
+    ``mcp_approval_response``. Tools the caller runs are
     ordinary tool calls under their ``call_id``, left to the client (or a server tool of their name): a
     ``custom_tool_call`` named by its tool, its free-form text input streamed by
     ``response.custom_tool_call_input.delta`` and kept as text (not parsed as JSON); a ``computer_call``,
@@ -114,6 +125,8 @@ class OpenAIResponsesTranslator(StepTranslator):
         self._summary_index: dict[str, int] = {}
         self._hosted: set[str] = set()
         self._said: dict[Any, list[str]] = {}
+        self._awaiting: list[tuple[str, str | None, str]] = []  # (output kind, call_id, streamed id)
+        self._asked = False
 
     def feed(self, event: Any) -> list[ChatEvent]:
         """The events for one streaming event (unknown event types are ignored)."""
@@ -187,7 +200,7 @@ class OpenAIResponsesTranslator(StepTranslator):
 
     def _completed(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
         self._ended(attr(event, "response"))
-        self.finish_reason = "stop"
+        self.finish_reason = "tool-calls" if self._asked else "stop"  # an approval asked: the run pauses
 
     def _incomplete(self, fields: Mapping[str, Any], event: Any, out: list[ChatEvent]) -> None:
         response = attr(event, "response")
@@ -225,7 +238,7 @@ class OpenAIResponsesTranslator(StepTranslator):
         item_id = attr(item, "id")
         if kind == "function_call":
             call_id = attr(item, "call_id") or item_id
-            self.call(item_id, out, id=call_id, name=attr(item, "name"), provider_metadata=_item_meta(item_id))
+            self.call(item_id, out, id=call_id, name=attr(item, "name"), provider_metadata=_function_meta(item))
             args = attr(item, "arguments")
             if isinstance(args, str) and args:
                 self.call_args(item_id, args, out)
@@ -248,7 +261,9 @@ class OpenAIResponsesTranslator(StepTranslator):
             if not self.has_call(item_id):
                 self._item_added(item, out)
             args = attr(item, "arguments")
-            self.end_call(item_id, out, arguments=args if isinstance(args, str) else None)
+            function_meta = _function_meta(item)
+            called = function_meta if function_meta is not None and "caller" in function_meta[PROVIDER] else None
+            self.end_call(item_id, out, arguments=args if isinstance(args, str) else None, provider_metadata=called)
         elif kind == "reasoning":
             if not self.reasoning_open:
                 self.reasoning("", out, provider_metadata=_item_meta(item_id), id=_rs_id(item_id))
@@ -274,11 +289,19 @@ class OpenAIResponsesTranslator(StepTranslator):
                 text_input=True,
                 provider_tool=True,
             )
+        elif kind == "mcp_approval_request":
+            self._approval_request(item, out)
+        elif kind in _OUTPUT_OF:
+            self._provider_output(kind, item, out)
+        elif kind == "program":
+            self._provider_call(kind, item, out)
         elif isinstance(kind, str) and kind.endswith("_call"):
             call_id = attr(item, "call_id")
-            hosted = kind in _HOSTED_ITEMS or not isinstance(call_id, str) or attr(item, "execution") == "server"
+            hosted = kind in _HOSTED_ITEMS or not isinstance(call_id, str) or _server_run(item)
             if not hosted:
                 self._client_call(kind, call_id, item, out)
+            elif kind in _PAIRED:
+                self._provider_call(kind, item, out)
             elif isinstance(item_id, str):
                 self._hosted_call(kind, item_id, item, out)
 
@@ -328,6 +351,97 @@ class OpenAIResponsesTranslator(StepTranslator):
             ToolCallPart(id=item_id, name=name, input=value, provider_executed=True, provider_metadata=meta)
         )
         self.parts.append(ToolResultPart(id=item_id, name=name, output=data, provider_metadata=meta))
+
+    def _provider_call(self, kind: str, item: Any, out: list[ChatEvent]) -> None:
+        """A tool the provider runs whose result comes as an item of its own (a shell call OpenAI ran in its
+        container, a server-run tool search, a program): a provider-executed call under its ``call_id`` (its
+        item id when it has none); the ``*_output`` item that follows is its result (:meth:`_provider_output`)."""
+        data = _item_fields(item)
+        item_id = data.pop("id", None)
+        data.pop("type", None)
+        field, output_kind, _ = _PAIRED[kind]
+        value = data.pop(field, None)
+        call_id = data.get("call_id")
+        key = call_id if isinstance(call_id, str) and call_id else item_id
+        if not isinstance(key, str) or key in self._hosted or key in self.taken:
+            return
+        self.end_reasoning(out)
+        self.end_text(out)
+        self._hosted.add(key)
+        self.taken.add(key)
+        self._awaiting.append((output_kind, call_id if isinstance(call_id, str) else None, key))
+        meta: dict[str, Any] = {"itemType": kind, "itemFields": data}
+        if isinstance(item_id, str):
+            meta["itemId"] = item_id
+        metadata = {PROVIDER: meta}
+        name = _NAMES.get(kind, kind)
+        value = value if value is not None else {}
+        out.append(ToolCallStart(id=key, name=name, provider_executed=True, provider_metadata=metadata))
+        out.append(ToolCallEnd(id=key, input=value, provider_metadata=metadata))
+        self.parts.append(
+            ToolCallPart(id=key, name=name, input=value, provider_executed=True, provider_metadata=metadata)
+        )
+
+    def _provider_output(self, kind: str, item: Any, out: list[ChatEvent]) -> None:
+        """The result item of a call :meth:`_provider_call` streamed (in this response, or, for a program, in
+        an earlier one: then the result names the program's ``call_id``)."""
+        data = _item_fields(item)
+        item_id = data.pop("id", None)
+        data.pop("type", None)
+        call_kind = _OUTPUT_OF[kind]
+        value = data.pop(_PAIRED[call_kind][2], None)
+        call_id = data.get("call_id")
+        key: str | None = None
+        for n, (want, cid, streamed) in enumerate(self._awaiting):
+            if want == kind and (cid == call_id or not isinstance(call_id, str)):
+                key = streamed
+                del self._awaiting[n]
+                break
+        if key is None and isinstance(call_id, str) and call_id:
+            key = call_id  # the call came in an earlier response
+        if key is None:
+            return
+        self.end_reasoning(out)
+        self.end_text(out)
+        meta: dict[str, Any] = {"itemType": kind, "itemFields": data}
+        if isinstance(item_id, str):
+            meta["itemId"] = item_id
+        metadata = {PROVIDER: meta}
+        name = _NAMES.get(call_kind, call_kind)
+        out.append(ToolResult(id=key, output=value, provider_metadata=metadata))
+        self.parts.append(ToolResultPart(id=key, name=name, output=value, provider_metadata=metadata))
+
+    def _approval_request(self, item: Any, out: list[ChatEvent]) -> None:
+        """An MCP call OpenAI asks the user to approve: a provider-executed call under the request's id (named
+        ``mcp.<tool>``), its arguments as input, then a ``ToolApprovalRequest``; the response pauses."""
+        item_id = attr(item, "id")
+        if not isinstance(item_id, str) or not item_id or item_id in self._hosted or item_id in self.taken:
+            return
+        self.end_reasoning(out)
+        self.end_text(out)
+        self._hosted.add(item_id)
+        self.taken.add(item_id)
+        tool = attr(item, "name")
+        arguments = attr(item, "arguments")
+        text = arguments if isinstance(arguments, str) else provider_text(arguments or {})
+        try:
+            value: Any = json.loads(text) if text.strip() else {}
+        except ValueError:
+            value = text
+        meta = {"itemId": item_id, "itemType": "mcp_approval_request", "serverLabel": attr(item, "server_label")}
+        metadata = {PROVIDER: meta}
+        name = f"mcp.{tool}" if isinstance(tool, str) and tool else "mcp"
+        out.append(
+            ToolCallStart(id=item_id, name=name, dynamic=True, provider_executed=True, provider_metadata=metadata)
+        )
+        if text:
+            out.append(ToolCallArgsDelta(id=item_id, delta=text))
+        out.append(ToolCallEnd(id=item_id, input=value, provider_metadata=metadata))
+        out.append(hitl.request_approval(item_id))
+        self.parts.append(
+            ToolCallPart(id=item_id, name=name, input=value, provider_executed=True, provider_metadata=metadata)
+        )
+        self._asked = True
 
     def _annotation(self, annotation: Any, out: list[ChatEvent]) -> None:
         kind = attr(annotation, "type")
@@ -391,6 +505,49 @@ def _custom_meta(item: Any) -> dict[str, dict[str, Any]]:
     return {PROVIDER: meta}
 
 
+_PAIRED: dict[str, tuple[str, str, str]] = {
+    "shell_call": ("action", "shell_call_output", "output"),
+    "tool_search_call": ("arguments", "tool_search_output", "tools"),
+    "program": ("code", "program_output", "result"),
+}
+"""Items of tools the provider runs whose result is an item of its own: the call's input field, the result
+item's type, and its output field."""
+
+_OUTPUT_OF = {output: call for call, (_, output, _) in _PAIRED.items()}
+"""The call item type each result item answers."""
+
+_NAMES = {"shell_call": "shell", "tool_search_call": "tool_search", "program": "program"}
+"""The tool name a provider-run item streams under."""
+
+
+def _server_run(item: Any) -> bool:
+    """Whether a call item with a ``call_id`` runs on OpenAI's side: ``execution: "server"`` (tool search),
+    or a shell call in a container OpenAI hosts (``environment.type`` ``container_auto`` / ``_reference``)."""
+    if attr(item, "execution") == "server":
+        return True
+    kind = attr(attr(item, "environment"), "type")
+    return isinstance(kind, str) and kind.startswith("container")
+
+
+def _item_fields(item: Any) -> dict[str, Any]:
+    """An output item's fields as JSON data (nulls left out, as the hosted items' are)."""
+    if hasattr(item, "model_dump"):
+        data: dict[str, Any] = item.model_dump(exclude_none=True, by_alias=True)
+        return data
+    return {k: v for k, v in dict(item).items() if v is not None}
+
+
+def _function_meta(item: Any) -> dict[str, dict[str, Any]] | None:
+    """A function call's provider metadata: its item id, and its ``caller`` when a program called it."""
+    meta = _item_meta(attr(item, "id"))
+    caller = attr(item, "caller")
+    if caller is not None and meta is not None:
+        caller = caller.model_dump(exclude_none=True) if hasattr(caller, "model_dump") else caller
+        if isinstance(caller, dict) and caller.get("type") == "program":
+            meta[PROVIDER]["caller"] = caller
+    return meta
+
+
 def _item_meta(item_id: Any) -> dict[str, dict[str, Any]] | None:
     return {PROVIDER: {"itemId": item_id}} if isinstance(item_id, str) and item_id else None
 
@@ -435,6 +592,12 @@ def to_openai_responses_messages(run: RunInput) -> list[dict[str, Any]]:
     without its ``action``, a call whose result was never recorded and one without its OpenAI item id
     (another provider's) are left out.
 
+    A shell call OpenAI ran, a server-run tool search and a program go back as the call item and its output
+    item as they came (a program still waiting for its nested calls, without its output); an MCP approval
+    request as its ``mcp_approval_request`` item, followed by an ``mcp_approval_response`` (``approve``, and
+    the user's ``reason``) once the call's part carries the answer (``approval``). A function call a program
+    made goes back with its ``caller``, on the call and on its output.
+
     A call the client ran (a custom tool, computer, shell or patch call, known by its provider metadata
     ``openai.itemType``) goes back as its own item type followed by its ``*_output`` item, or as a
     ``function_call`` pair when the result cannot take the required shape (see :func:`_client_pair`).
@@ -475,6 +638,11 @@ def _responses_step(
             if part.text:
                 out.append({"role": "assistant", "content": part.text})
         elif isinstance(part, ToolCallPart) and part.provider_executed:
+            items = _provider_items(part, results.get(part.id))
+            if items is not None:
+                sent.add(part.id)
+                out.extend(items)
+                continue
             item = _hosted_item(part, results.get(part.id))
             if item is not None:
                 out.append(item)
@@ -482,7 +650,15 @@ def _responses_step(
             calls.append(part)
             pair = _client_pair(part, results.get(part.id))
             arguments = provider_text(part.input)
-            function = {"type": "function_call", "call_id": part.id, "name": part.name, "arguments": arguments}
+            function: dict[str, Any] = {
+                "type": "function_call",
+                "call_id": part.id,
+                "name": part.name,
+                "arguments": arguments,
+            }
+            caller = _caller(part)
+            if caller is not None:
+                function["caller"] = caller
             out.append(pair[0] if pair is not None else function)
     for call in calls:
         if call.id in sent:
@@ -494,7 +670,64 @@ def _responses_step(
             out.append(pair[1])
             continue
         output = result_text(result) if result is not None else NO_RESULT
-        out.append({"type": "function_call_output", "call_id": call.id, "output": output})
+        answer: dict[str, Any] = {"type": "function_call_output", "call_id": call.id, "output": output}
+        caller = _caller(call)
+        if caller is not None:
+            answer["caller"] = caller
+        out.append(answer)
+
+
+def _caller(call: ToolCallPart) -> dict[str, Any] | None:
+    """The ``caller`` of a function call a program made (kept as provider metadata ``openai.caller``)."""
+    caller = ((call.provider_metadata or {}).get(PROVIDER) or {}).get("caller")
+    return caller if isinstance(caller, dict) else None
+
+
+def _provider_items(call: ToolCallPart, result: ToolResultPart | None) -> list[dict[str, Any]] | None:
+    """A provider-run call whose result is an item of its own (``shell_call`` + ``shell_call_output``,
+    ``tool_search_call`` + ``tool_search_output``, ``program`` + ``program_output``) as the two items it
+    came as, the result left out while there is none (a program still waiting for its calls); an MCP
+    approval request as its ``mcp_approval_request`` item, followed by the user's answer as an
+    ``mcp_approval_response`` once given. None for any other call."""
+    meta = (call.provider_metadata or {}).get(PROVIDER) or {}
+    kind = meta.get("itemType")
+    item_id = meta.get("itemId")
+    if kind == "mcp_approval_request":
+        if not isinstance(item_id, str):
+            return None
+        name = call.name[len("mcp.") :] if call.name.startswith("mcp.") else call.name
+        request = {
+            "type": kind,
+            "id": item_id,
+            "name": name,
+            "arguments": provider_text(call.input if call.input is not None else {}),
+            "server_label": meta.get("serverLabel") or "",
+        }
+        approval = call.approval
+        if approval is None or approval.approved is None:
+            return [request]
+        answer: dict[str, Any] = {"type": "mcp_approval_response", "approval_request_id": item_id}
+        answer["approve"] = approval.approved
+        if approval.reason:
+            answer["reason"] = approval.reason
+        return [request, answer]
+    if kind not in _PAIRED:
+        return None
+    field, output_kind, output_field = _PAIRED[kind]
+    item: dict[str, Any] = {"type": kind, **(meta.get("itemFields") or {}), field: call.input}
+    if isinstance(item_id, str):
+        item["id"] = item_id
+    out = [item]
+    result_meta = (result.provider_metadata or {}).get(PROVIDER) or {} if result is not None else {}
+    if result is not None and result_meta.get("itemType") == output_kind:
+        output = result.output
+        if isinstance(output, str) and output_kind != "program_output":  # AG-UI keeps a result as JSON text
+            output = _json_value(output)
+        answer = {"type": output_kind, **(result_meta.get("itemFields") or {}), output_field: output}
+        if isinstance(result_meta.get("itemId"), str):
+            answer["id"] = result_meta["itemId"]
+        out.append(answer)
+    return out
 
 
 _CLIENT_ITEMS: dict[str, tuple[str, ...]] = {
