@@ -115,6 +115,10 @@ def mapper_for(body: RunAgentInput, run: RunInput, *, strict: bool = False) -> A
     )
 
 
+def _with_run_input(body: RunAgentInput, principal: Any) -> tuple[RunAgentInput, RunInput]:
+    return body, to_run_input(body, principal=principal)
+
+
 def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = StreamOptions()) -> list[BaseRoute]:
     """The AG-UI endpoint for ``agent``: one ``POST`` route at ``path``.
 
@@ -126,10 +130,11 @@ def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = St
 
     async def endpoint(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, options.limits, options.authorize, parse_run_agent_input)
+            _, (body, run) = await parse_request(
+                request, options.limits, options.authorize, parse_run_agent_input, _with_run_input
+            )
         except HTTPError as exc:
             return exc.response()
-        run = to_run_input(body, principal=principal)
         mapper = mapper_for(body, run, strict=options.strict)
         meta = run_meta(body) if resume is not None else None
         return await serve_run(

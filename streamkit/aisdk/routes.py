@@ -159,12 +159,16 @@ def routes(
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
     resume = resume_scope(options, path=path)
 
+    def convert(body: ChatRequest, principal: Any) -> tuple[ChatRequest, RunInput]:
+        return body, to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
+
     async def chat(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, options.limits, options.authorize, parse_chat_request)
+            _, (body, run) = await parse_request(
+                request, options.limits, options.authorize, parse_chat_request, convert
+            )
         except HTTPError as exc:
             return exc.response()
-        run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
         mapper = mapper_for(body, run, sdk_version=sdk_version, strict=options.strict)
         return await serve_run(
             agent,
