@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hmac
 import inspect
 import json
 import re
+import threading
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -195,12 +197,21 @@ def json_value(text: str) -> Any:
     Raises ``ValueError`` for text that is not JSON, and for nesting too deep to parse at all.
     """
     try:
-        value = json.loads(text)
+        value = _DECODER.decode(text) if offloaded() else json.loads(text)
+        if _SURROGATE_ESCAPE.search(text) is not None:
+            value = _replace_surrogates(value)
     except RecursionError:
         raise _TooDeep("the JSON nests too deep to parse") from None
-    if _SURROGATE_ESCAPE.search(text) is not None:
-        value = _replace_surrogates(value)
     return value
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return dict(pairs)
+
+
+# In a worker thread, objects are made by a Python function: the decoder then runs bytecode now and then, where
+# the interpreter can switch to the event loop's thread (one C call over a large text would hold it throughout).
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
 
 
 def parse_json(text: str, limits: Limits, field: str | None = None) -> Any:
@@ -507,7 +518,10 @@ async def parse_request(
 ) -> tuple[Any, Any]:
     """What every protocol endpoint does first: run ``authorize``, read the JSON body within ``limits`` and
     ``parse`` it; the principal and the parsed body, or with ``convert``, what ``convert(body, principal)``
-    makes of it (the body and its ``RunInput``, say). Raises :class:`HTTPError` (the 4xx to answer).
+    makes of it (its ``RunInput`` and mapper, say). Raises :class:`HTTPError` (the 4xx to answer).
+
+    With ``convert``, the parsed body's ``messages`` list is emptied once ``convert`` returns (a large one a
+    message at a time, so that freeing it holds nothing): ``convert`` takes from the body all the route needs.
 
     The body is read on the event loop; a body of :data:`OFFLOAD_BODY_BYTES` or more is decoded, parsed and
     converted in a worker thread, so that the work on it holds no other request or stream on the loop.
@@ -516,12 +530,61 @@ async def parse_request(
     raw = await read_body(request, limits)
 
     def work() -> Any:
-        body = parse(_decode(raw, limits), limits)
-        return body if convert is None else convert(body, principal)
+        data = _decode(raw, limits)
+        try:
+            body = parse(data, limits)
+        finally:
+            _release(data)
+        if convert is None:
+            return body
+        try:
+            return convert(body, principal)
+        finally:
+            _release(body)
 
     if len(raw) >= OFFLOAD_BODY_BYTES:
-        return principal, await anyio.to_thread.run_sync(run_offloaded, work)
+        return principal, await anyio.to_thread.run_sync(run_offloaded, _building, work)
     return principal, work()
+
+
+def _release(body: Any) -> None:
+    """Drop a body's ``messages`` a message at a time once it is used (in a worker, freeing them at once would
+    hold the interpreter): the decoded body's once parsed, the parsed body's once converted. Each holds a list
+    of messages of its own; other values may be shared."""
+    if not offloaded():
+        return
+    messages = body.get("messages") if isinstance(body, dict) else getattr(body, "messages", None)
+    if isinstance(messages, list):
+        while messages:
+            messages.pop()
+            breathe()
+
+
+_paused = 0
+_saved_threshold = (0, 0, 0)
+_pause_lock = threading.Lock()
+
+
+def _building(work: Callable[[], _T]) -> _T:
+    """``work()`` with the collector's full collections put off until it ends.
+
+    The objects a large body becomes are new and long-lived: each time they have grown the heap by a quarter,
+    CPython's collector would scan the whole heap again (a dozen times, for the largest legal body), holding the
+    interpreter each time. Put off, the heap is scanned once after the work (young collections go on as usual).
+    """
+    global _paused, _saved_threshold
+    with _pause_lock:
+        if _paused == 0:
+            _saved_threshold = gc.get_threshold()
+            gc.set_threshold(_saved_threshold[0], _saved_threshold[1], 1 << 30)
+        _paused += 1
+    try:
+        return work()
+    finally:
+        with _pause_lock:
+            _paused -= 1
+            if _paused == 0:
+                gc.set_threshold(*_saved_threshold)
 
 
 def api_keys(keys: Mapping[str, Any] | Callable[[str], Any]) -> Authorize:

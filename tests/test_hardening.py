@@ -642,3 +642,31 @@ def test_a_trickling_body_is_a_408_naming_the_limit(path: str, body: str) -> Non
     payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     error = json.loads(payload)["error"]
     assert error == {"status": 408, "message": error["message"], "field": "limits.body_timeout"}
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_a_large_body_parsed_off_the_loop_reaches_the_agent_whole(protocol: str) -> None:
+    from streamkit.http import OFFLOAD_BODY_BYTES
+    from streamkit.store import MemoryStore
+
+    seen: list[RunInput] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run)
+        async for event in echo_agent(run):
+            yield event
+
+    text = "x" * 1000
+    count = OFFLOAD_BODY_BYTES // 1000 + 10
+    if protocol == "aisdk":
+        messages: list[Any] = [
+            {"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": text}]} for i in range(count)
+        ]
+        body: dict[str, Any] = {"id": "c", "messages": messages, "app": [1, 2]}
+    else:
+        messages = [{"id": f"m{i}", "role": "user", "content": text} for i in range(count)]
+        body = {"threadId": "t", "runId": "r", "messages": messages, "forwardedProps": [1, 2]}
+    response = post_raw(every_protocol_app(agent, resumable=MemoryStore()), PATHS[protocol], json.dumps(body).encode())
+    assert response.status_code == 200
+    assert [m.text for m in seen[0].messages] == [text] * count
+    assert (seen[0].extra.get("app") if protocol == "aisdk" else seen[0].forwarded_props) == [1, 2]
