@@ -1,7 +1,7 @@
 """Benchmark 7, a large request body: what parsing it costs, and what it costs the other requests meanwhile.
 
 The body is the largest a ``useChat`` client may send within the default ``Limits``: 7.9 MiB of 318,720 empty
-text parts (the shape that costs the most per byte), in 78 user messages of 4,086 parts each (within
+text parts (the shape that costs the most per byte), in 160 user messages of 1,992 parts each (within
 ``max_message_parts``, ``max_message_bytes`` and ``max_messages``). In process, each stage alone, median of
 the runs: ``json.loads`` of the text (the floor), :func:`streamkit.http.parse_json` (the same plus the depth
 check and the surrogate check), the model validation in one call (``ChatRequest.model_validate``), and the
@@ -51,7 +51,7 @@ class RequestReport:
     problems: list[str] = field(default_factory=list)
 
 
-def legal_body(messages: int = 78) -> bytes:
+def legal_body(messages: int = 160) -> bytes:
     """The ``useChat`` body of :data:`PARTS` empty text parts in ``messages`` user messages, as JSON bytes."""
     per = PARTS // messages
     parts = [{"type": "text", "text": ""}] * per

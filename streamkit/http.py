@@ -84,7 +84,7 @@ class Limits:
     max_body_bytes: int = 8 * 1024 * 1024
     max_messages: int = 1000
     max_message_bytes: int = 2 * 1024 * 1024
-    max_message_parts: int = 4096
+    max_message_parts: int = 2048
     max_json_depth: int = 64
     body_timeout: float = 30.0
     max_frame_bytes: int = 8 * 1024 * 1024
