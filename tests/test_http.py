@@ -237,3 +237,49 @@ def test_a_body_not_received_in_time_is_a_408() -> None:
     sent = anyio.run(go)
     assert sent[0]["status"] == 408
     assert b'"field":"limits.body_timeout"' in sent[1]["body"]
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_validation_message_by_message_names_the_fields_one_call_names(protocol: str) -> None:
+    from streamkit.agui.request import RunAgentInput
+    from streamkit.aisdk.request import ChatRequest
+    from streamkit.http import validate_listed
+    from streamkit.offload import run_offloaded
+
+    model: type[BaseModel]
+    if protocol == "aisdk":
+        model = ChatRequest
+        data: dict[str, Any] = {
+            "messages": [
+                {"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+                {"id": "b", "role": "robot", "parts": [{"type": "text"}]},
+                {"id": 3, "role": "user", "parts": [{"type": "hologram"}]},
+            ],
+            "trigger": "later",
+        }
+    else:
+        model = RunAgentInput
+        data = {
+            "threadId": "t",
+            "messages": [
+                {"id": "a", "role": "user", "content": "hi"},
+                {"id": "b", "role": "user"},
+                {"id": "c", "role": "tool", "content": "x"},
+            ],
+            "tools": [{"description": 1}],
+        }
+    with pytest.raises(ValidationError) as once:
+        model.model_validate(data)
+    with pytest.raises(ValidationError) as listed:
+        run_offloaded(validate_listed, model, data)
+    strip = [(e["loc"], e["msg"]) for e in once.value.errors()]
+    assert [(e["loc"], e["msg"]) for e in listed.value.errors()] == strip
+    valid = {**data, "messages": data["messages"][:1]}
+    valid = {k: v for k, v in valid.items() if k not in ("trigger", "tools")}
+    valid.setdefault("id", "c")
+    valid.setdefault("runId", "r")
+    if protocol == "aisdk":
+        valid.pop("runId")
+    else:
+        valid.pop("id")
+    assert run_offloaded(validate_listed, model, valid) == model.model_validate(valid)
