@@ -162,6 +162,20 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+_SLICE = 1 << 18
+
+
+def _has_surrogate_escape(text: str) -> bool:
+    """Whether ``text`` may spell a surrogate escape (a slice at a time: a search holds the interpreter)."""
+    if "\\u" not in text:
+        return False
+    for start in range(0, len(text), _SLICE):
+        if _SURROGATE_ESCAPE.search(text, start, start + _SLICE + 5) is not None:
+            return True
+        breathe()
+    return False
+
+
 def _well_formed(text: str) -> str:
     if _SURROGATE.search(text) is None:
         return text
@@ -198,7 +212,7 @@ def json_value(text: str) -> Any:
     """
     try:
         value = _DECODER.decode(text) if offloaded() else json.loads(text)
-        if _SURROGATE_ESCAPE.search(text) is not None:
+        if _has_surrogate_escape(text):
             value = _replace_surrogates(value)
     except RecursionError:
         raise _TooDeep("the JSON nests too deep to parse") from None
