@@ -12,8 +12,8 @@ import time
 
 from .measure import Target, machine
 
-BENCHMARKS = ("encode", "sources", "wire", "concurrency", "state", "store")
-DEFAULT = ("encode", "sources", "wire", "concurrency", "state")  # "store" needs redis-server: run it by name
+BENCHMARKS = ("encode", "sources", "wire", "concurrency", "state", "request", "store")
+DEFAULT = ("encode", "sources", "wire", "concurrency", "state", "request")  # "store" needs redis-server: run it by name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         print(report_s.text)
         targets += report_s.targets
         problems += report_s.problems
+
+    if "request" in chosen:
+        from . import request
+
+        report_r = request.run(repeat=args.repeat or (3 if args.quick else 5))
+        print(report_r.text)
+        targets += report_r.targets
+        problems += report_r.problems
 
     if "store" in chosen:
         from . import store

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from streamkit import agui, aisdk
+from streamkit import agui, aisdk, dsh
 from streamkit.events import (
     ChatEvent,
     RunFinished,
@@ -363,8 +363,9 @@ def test_server_shutdown_ends_protocol_streams_in_a_form_the_clients_accept(js: 
         proc.terminate()
         proc.wait(timeout=15)
     if protocol == "aisdk":
-        assert received.endswith('data: {"type":"error","errorText":"The server is shutting down; please retry."}'
-                                 "\n\ndata: [DONE]\n\n")
+        assert received.endswith(
+            'data: {"type":"error","errorText":"The server is shutting down; please retry."}\n\ndata: [DONE]\n\n'
+        )
         answer = js.call("aisdk", {"body": received, "version": 7})
         assert answer["ok"], answer.get("error")
         assert answer["result"]["status"] == "error"
@@ -376,3 +377,296 @@ def test_server_shutdown_ends_protocol_streams_in_a_form_the_clients_accept(js: 
         assert not run.get("failed")
         assert run["runError"]["code"] == "shutdown"
     assert answer["warnings"] == []
+
+
+# --- unusual input on every protocol ---------------------------------------------------------------
+
+
+def every_protocol_app(agent: Any = echo_agent, **options: Any) -> Starlette:
+    return Starlette(
+        routes=[
+            *aisdk.routes(agent, path="/api/chat", options=StreamOptions(**options)),
+            *agui.routes(agent, path="/api/agui", options=StreamOptions(**options)),
+            *dsh.routes(agent, path="/api/agent", options=StreamOptions(**options)),
+        ]
+    )
+
+
+def post_raw(app: Any, path: str, content: bytes) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.post(path, content=content, headers={"content-type": "application/json"})
+
+    return anyio.run(go)
+
+
+# The escapes as JSON.stringify writes a lone surrogate (a string cut inside an emoji): "@H" a high one, "@L" a
+# low one, "@E" a high one inside a JSON string inside the JSON (the backslash escaped).
+ESCAPES = {"@H": "\\ud800", "@L": "\\udc00", "@E": "\\\\ud800"}
+SURROGATE_BODIES: dict[str, tuple[str, str]] = {
+    "aisdk text": (
+        "/api/chat",
+        '{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"a@Hb"}]}]}',
+    ),
+    "aisdk state": (
+        "/api/chat",
+        '{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"},'
+        '{"type":"data-state","id":"state","data":{"k":"@L"}}]}]}',
+    ),
+    "aisdk tool input key": (
+        "/api/chat",
+        '{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]},'
+        '{"id":"a","role":"assistant","parts":[{"type":"tool-t","toolCallId":"c1","state":"input-available",'
+        '"input":{"@H":1}}]}]}',
+    ),
+    "aisdk app key": (
+        "/api/chat",
+        '{"id":"c","extra":"@H","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}',
+    ),
+    "agui content": (
+        "/api/agui",
+        '{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"a@Hb"}]}',
+    ),
+    "agui state": (
+        "/api/agui",
+        '{"threadId":"t","runId":"r","state":{"k":"@L"},"messages":[{"id":"m","role":"user","content":"hi"}]}',
+    ),
+    "agui forwardedProps": (
+        "/api/agui",
+        '{"threadId":"t","runId":"r","forwardedProps":{"p":"@H"},"messages":[{"id":"m","role":"user","content":"hi"}]}',
+    ),
+    "agui tool arguments": (
+        "/api/agui",
+        '{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"hi"},'
+        '{"id":"a","role":"assistant","toolCalls":[{"id":"c1","type":"function",'
+        '"function":{"name":"f","arguments":"{\\"q\\":\\"@E\\"}"}}]}]}',
+    ),
+    "dsh message": ("/api/agent/stream", '{"agentId":"a1","message":"a@Hb"}'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SURROGATE_BODIES))
+def test_a_lone_surrogate_is_kept_as_a_replacement_character_on_every_protocol(case: str) -> None:
+    seen: list[RunInput] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run)
+        async for event in echo_agent(run):
+            yield event
+
+    path, body = SURROGATE_BODIES[case]
+    for marker, escape in ESCAPES.items():
+        body = body.replace(marker, escape)
+    response = post_raw(every_protocol_app(agent), path, body.encode())
+    assert response.status_code == 200, response.text
+    assert len(seen) == 1
+    dumped = seen[0].model_dump_json()  # the run is serializable: no surrogate reached it
+    assert "\\ufffd" in dumped or "\ufffd" in dumped
+    assert "\\ud800" not in dumped and "\\udc00" not in dumped
+
+
+def test_a_surrogate_pair_stays_the_character_it_encodes() -> None:
+    seen: list[RunInput] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run)
+        async for event in echo_agent(run):
+            yield event
+
+    body = '{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"\\ud83d\\ude00\\\\ud800"}]}]}'
+    response = post_raw(every_protocol_app(agent), "/api/chat", body.encode())
+    assert response.status_code == 200
+    assert last_user_text(seen[0]) == "\U0001f600\\ud800"  # an escaped backslash is no escape
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_tool_arguments_are_a_4xx_naming_the_field(depth: int) -> None:
+    arguments = "[" * depth + "]" * depth
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "m", "role": "user", "content": "hi"},
+            {
+                "id": "a",
+                "role": "assistant",
+                "toolCalls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}],
+            },
+        ],
+    }
+    response = post_raw(every_protocol_app(), "/api/agui", json.dumps(body).encode())
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["field"] == "messages.1.toolCalls.0.function.arguments"
+    assert "limits.max_json_depth" in error["message"]
+
+
+def test_tool_arguments_within_the_depth_limit_are_parsed() -> None:
+    seen: list[RunInput] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run)
+        async for event in echo_agent(run):
+            yield event
+
+    arguments = json.dumps({"a": [[[{"b": "c"}]]]})
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "m", "role": "user", "content": "hi"},
+            {
+                "id": "a",
+                "role": "assistant",
+                "toolCalls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}],
+            },
+            {"id": "x", "role": "tool", "toolCallId": "c1", "content": "ok"},
+            {
+                "id": "n",
+                "role": "assistant",
+                "toolCalls": [{"id": "c2", "type": "function", "function": {"name": "f", "arguments": "not json"}}],
+            },
+        ],
+    }
+    response = post_raw(every_protocol_app(agent), "/api/agui", json.dumps(body).encode())
+    assert response.status_code == 200
+    calls = [p for m in seen[0].messages for p in m.parts if p.type == "tool-call"]
+    assert [c.input for c in calls] == [{"a": [[[{"b": "c"}]]]}, "not json"]
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_parts_per_message_are_bounded_with_a_413_naming_the_limit(protocol: str) -> None:
+    app = every_protocol_app(limits=Limits(max_message_parts=10))
+    if protocol == "aisdk":
+        parts = [{"type": "text", "text": ""}] * 11
+        body: dict[str, Any] = {"id": "c", "messages": [{"id": "m", "role": "user", "parts": parts}]}
+    else:
+        content = [{"type": "text", "text": ""}] * 11
+        body = {"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": "user", "content": content}]}
+    response = post_raw(app, PATHS[protocol], json.dumps(body).encode())
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["field"] == "limits.max_message_parts"
+    assert error["message"].startswith("messages.0.")
+    ok = json.loads(json.dumps(body))
+    if protocol == "aisdk":
+        ok["messages"][0]["parts"] = ok["messages"][0]["parts"][:10]
+    else:
+        ok["messages"][0]["content"] = ok["messages"][0]["content"][:10]
+    assert post_raw(app, PATHS[protocol], json.dumps(ok).encode()).status_code == 200
+
+
+def test_a_concurrent_request_completes_while_a_large_body_parses() -> None:
+    """The parse of a large body runs off the event loop: a small request sent meanwhile is answered first."""
+    app = every_protocol_app()
+    parts = [{"type": "text", "text": ""}] * 2000
+    big = json.dumps({"id": "c", "messages": [{"id": f"m{i}", "role": "user", "parts": parts} for i in range(80)]})
+    small = json.dumps(AISDK_BODY)
+    order: list[str] = []
+
+    async def go() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=60) as client:
+
+            async def post(name: str, body: str, delay: float) -> None:
+                await anyio.sleep(delay)
+                response = await client.post("/api/chat", content=body, headers={"content-type": "application/json"})
+                assert response.status_code == 200
+                order.append(name)
+
+            with anyio.fail_after(60):  # only against a hang
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(post, "big", big, 0)
+                    tg.start_soon(post, "small", small, 0.05)
+
+    anyio.run(go)
+    assert order == ["small", "big"]
+
+
+BODY_ROUTES = [
+    ("/api/chat", json.dumps(AISDK_BODY)),
+    ("/api/agui", json.dumps(AGUI_BODY)),
+    ("/api/agui/reattach", '{"threadId":"th-1"}'),
+    ("/api/agui/cancel", '{"threadId":"th-1"}'),
+    ("/api/agent/stream", '{"agentId":"a1","message":"hi"}'),
+    ("/api/agent/message", '{"agentId":"a1","message":"hi"}'),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), BODY_ROUTES)
+def test_a_trickling_body_is_a_408_naming_the_limit(path: str, body: str) -> None:
+    from streamkit.store import MemoryStore
+
+    app = every_protocol_app(limits=Limits(body_timeout=0.3), resumable=MemoryStore())
+    sent: list[dict[str, Any]] = []
+    content = body.encode()
+
+    async def go() -> None:
+        position = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal position
+            if position:
+                await anyio.sleep(0.2)  # one byte at a time, slowly
+            if position >= len(content):
+                return {"type": "http.request", "body": b"", "more_body": False}
+            position += 1
+            return {"type": "http.request", "body": content[position - 1 : position], "more_body": True}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())],
+            "client": ("127.0.0.1", 1),
+            "server": ("test", 80),
+        }
+        with anyio.fail_after(10):
+            await app(scope, receive, send)
+
+    started = time.monotonic()
+    anyio.run(go)
+    assert time.monotonic() - started < 5
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    assert start["status"] == 408
+    payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    error = json.loads(payload)["error"]
+    assert error == {"status": 408, "message": error["message"], "field": "limits.body_timeout"}
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_a_large_body_parsed_off_the_loop_reaches_the_agent_whole(protocol: str) -> None:
+    from streamkit.http import OFFLOAD_BODY_BYTES
+    from streamkit.store import MemoryStore
+
+    seen: list[RunInput] = []
+
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        seen.append(run)
+        async for event in echo_agent(run):
+            yield event
+
+    text = "x" * 1000
+    count = OFFLOAD_BODY_BYTES // 1000 + 10
+    if protocol == "aisdk":
+        messages: list[Any] = [
+            {"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": text}]} for i in range(count)
+        ]
+        body: dict[str, Any] = {"id": "c", "messages": messages, "app": [1, 2]}
+    else:
+        messages = [{"id": f"m{i}", "role": "user", "content": text} for i in range(count)]
+        body = {"threadId": "t", "runId": "r", "messages": messages, "forwardedProps": [1, 2]}
+    response = post_raw(every_protocol_app(agent, resumable=MemoryStore()), PATHS[protocol], json.dumps(body).encode())
+    assert response.status_code == 200
+    assert [m.text for m in seen[0].messages] == [text] * count
+    assert (seen[0].extra.get("app") if protocol == "aisdk" else seen[0].forwarded_props) == [1, 2]

@@ -141,3 +141,145 @@ def test_the_list_of_invalid_fields_is_bounded() -> None:
     assert len(error["errors"]) == MAX_FIELD_ERRORS
     assert error["errors"][0] == {"field": "messages.0", "message": "Input should be a valid dictionary"}
     assert error["message"] == "messages.0: Input should be a valid dictionary (and 99 more)"
+
+
+def _threads_seen(size: int) -> tuple[str, str]:
+    """The thread the parse of a body of about ``size`` bytes ran in, and the event loop's thread."""
+    import threading
+
+    from streamkit.http import parse_request
+
+    seen: list[str] = []
+
+    async def endpoint(request: Request) -> Response:
+        seen.append(threading.current_thread().name)
+
+        def parse(data: Any, limits: Limits) -> Any:
+            seen.append(threading.current_thread().name)
+            return data
+
+        _, body = await parse_request(request, Limits(), None, parse)
+        return JSONResponse({"n": len(body["pad"])})
+
+    client = Client(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
+    response = client.post("/x", json={"pad": "x" * size})
+    assert response.json() == {"n": size}
+    return seen[0], seen[1]
+
+
+def test_a_large_body_is_parsed_in_a_worker_thread_a_small_one_on_the_loop() -> None:
+    from streamkit.http import OFFLOAD_BODY_BYTES
+
+    loop, parsed = _threads_seen(OFFLOAD_BODY_BYTES)
+    assert parsed != loop
+    loop, parsed = _threads_seen(100)
+    assert parsed == loop
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('"a\\ud800b"', "a\ufffdb"),
+        ('"\\udc00"', "\ufffd"),
+        ('"\\ud800\\ud800"', "\ufffd\ufffd"),
+        ('"\\ud83d\\ude00"', "\U0001f600"),
+        ('"\\\\ud800"', "\\ud800"),
+        ('{"\\ud800": ["\\uDBFF"]}', {"\ufffd": ["\ufffd"]}),
+    ],
+)
+def test_a_lone_surrogate_reads_as_the_replacement_character(text: str, value: Any) -> None:
+    from streamkit.http import json_value
+
+    assert json_value(text) == value
+
+
+def test_json_strings_obey_the_depth_limit_naming_their_field() -> None:
+    from streamkit.http import check_json, parse_json
+
+    limits = Limits(max_json_depth=3)
+    assert parse_json("[[[1]]]", limits, "f") == [[[1]]]
+    check_json("not json [[[[", limits, "f")  # not JSON: the caller keeps it as text
+    for deep in ("[[[[1]]]]", "[" * 100_000 + "]" * 100_000):
+        with pytest.raises(HTTPError) as caught:
+            check_json(deep, limits, "a.b")
+        assert (caught.value.status, caught.value.field) == (400, "a.b")
+        assert "limits.max_json_depth" in caught.value.message
+
+
+def test_a_body_not_received_in_time_is_a_408() -> None:
+    async def go() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        calls = 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal calls
+            calls += 1
+            if calls > 1:
+                await anyio.sleep(0.1)
+            return {"type": "http.request", "body": b"{", "more_body": True}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                await read_json(request, Limits(body_timeout=0.25))
+            except HTTPError as err:
+                return err.response()
+            return Response(status_code=204)
+
+        app = Starlette(routes=[Route("/x", endpoint, methods=["POST"])])
+        scope = {"type": "http", "method": "POST", "path": "/x", "headers": [], "query_string": b""}
+        with anyio.fail_after(5):
+            await app(scope, receive, send)
+        return sent
+
+    sent = anyio.run(go)
+    assert sent[0]["status"] == 408
+    assert b'"field":"limits.body_timeout"' in sent[1]["body"]
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_validation_message_by_message_names_the_fields_one_call_names(protocol: str) -> None:
+    from streamkit.agui.request import RunAgentInput
+    from streamkit.aisdk.request import ChatRequest
+    from streamkit.http import validate_listed
+    from streamkit.offload import run_offloaded
+
+    model: type[BaseModel]
+    if protocol == "aisdk":
+        model = ChatRequest
+        data: dict[str, Any] = {
+            "messages": [
+                {"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+                {"id": "b", "role": "robot", "parts": [{"type": "text"}]},
+                {"id": 3, "role": "user", "parts": [{"type": "hologram"}]},
+            ],
+            "trigger": "later",
+        }
+    else:
+        model = RunAgentInput
+        data = {
+            "threadId": "t",
+            "messages": [
+                {"id": "a", "role": "user", "content": "hi"},
+                {"id": "b", "role": "user"},
+                {"id": "c", "role": "tool", "content": "x"},
+            ],
+            "tools": [{"description": 1}],
+        }
+    with pytest.raises(ValidationError) as once:
+        model.model_validate(data)
+    with pytest.raises(ValidationError) as listed:
+        run_offloaded(validate_listed, model, data)
+    strip = [(e["loc"], e["msg"]) for e in once.value.errors()]
+    assert [(e["loc"], e["msg"]) for e in listed.value.errors()] == strip
+    valid = {**data, "messages": data["messages"][:1]}
+    valid = {k: v for k, v in valid.items() if k not in ("trigger", "tools")}
+    valid.setdefault("id", "c")
+    valid.setdefault("runId", "r")
+    if protocol == "aisdk":
+        valid.pop("runId")
+    else:
+        valid.pop("id")
+    assert run_offloaded(validate_listed, model, valid) == model.model_validate(valid)

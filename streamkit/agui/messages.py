@@ -35,7 +35,6 @@ A failed tool result has its error text as ``content`` and ``error``, and ``meta
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -43,6 +42,7 @@ from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ..events import FilePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ..http import json_value
 from ..stringify import dumps, js_value
 
 __all__ = [
@@ -402,7 +402,7 @@ def _parts(content: str | list[TextContent | MediaPart | BinaryPart]) -> list[Pa
 
 def _arguments(text: str) -> Any:
     try:
-        return json.loads(text) if text else None
+        return json_value(text) if text else None
     except ValueError:
         return text
 

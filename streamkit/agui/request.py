@@ -7,7 +7,8 @@ Optional fields tolerate ``null``. The history's message models live in :mod:`~s
 
 :func:`parse_run_agent_input` validates a decoded JSON body and raises :class:`~streamkit.http.HTTPError`
 (422, naming the offending field as a dotted path such as ``messages.2.toolCalls.0.function.arguments``; 413
-for the ``Limits`` on messages); :func:`to_run_input` converts the result, its messages as
+for the ``Limits`` on messages; 400 for tool call ``arguments`` whose JSON nests deeper than
+``Limits.max_json_depth``); :func:`to_run_input` converts the result, its messages as
 :func:`~streamkit.agui.messages.from_agui_messages` converts them (``activity`` messages, display-only, left
 out).
 """
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ..events import ContextItem, ResumeEntry, RunInput, Tool
-from ..http import HTTPError, Limits, check_messages, field_error, field_errors
+from ..http import HTTPError, Limits, check_json, check_messages, field_error, field_errors, validate_listed
 from .messages import AGUIMessage, AGUIModel, AssistantMessage, ToolMessage, from_agui_messages
 
 __all__ = [
@@ -117,14 +118,16 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentInput:
     """Validate a decoded JSON body as a :class:`RunAgentInput`, or raise :class:`HTTPError`.
 
-    With ``limits``, more than ``max_messages`` messages, or one message over ``max_message_bytes``, is a 413.
+    With ``limits``, more than ``max_messages`` messages, one message over ``max_message_bytes`` or over
+    ``max_message_parts`` items of ``content`` or ``toolCalls``, is a 413; tool call ``arguments`` are JSON
+    text the server parses, and nesting deeper than ``max_json_depth`` there is a 400 naming the field.
     """
     if limits is not None:
-        check_messages(data, limits)
+        check_messages(data, limits, parts=("content", "toolCalls"))
     elif not isinstance(data, dict):
         raise HTTPError("body: expected a JSON object (a RunAgentInput)", field="body", status=422)
     try:
-        return RunAgentInput.model_validate(data)
+        body = validate_listed(RunAgentInput, data)
     except ValidationError as exc:
         errors = field_errors(exc, _field_path)
         if not errors:
@@ -132,6 +135,16 @@ def parse_run_agent_input(data: Any, limits: Limits | None = None) -> RunAgentIn
         # Of a union's alternatives, the one that got furthest names the field best.
         best = max(errors, key=lambda e: e["field"].count("."))["field"]
         raise field_error(best, errors) from None
+    _check_arguments(body, limits or Limits())
+    return body
+
+
+def _check_arguments(body: RunAgentInput, limits: Limits) -> None:
+    """Tool call ``arguments`` within ``max_json_depth`` (text that is not JSON is kept as text)."""
+    for i, message in enumerate(body.messages):
+        if isinstance(message, AssistantMessage):
+            for j, call in enumerate(message.tool_calls or ()):
+                check_json(call.function.arguments, limits, f"messages.{i}.toolCalls.{j}.function.arguments")
 
 
 def pending_tool_calls(body: RunAgentInput) -> list[str]:

@@ -124,16 +124,20 @@ def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = St
     """
     resume = resume_scope(options, path=path)
 
+    def convert(body: RunAgentInput, principal: Any) -> tuple[str, RunInput, AGUIMapper, dict[str, str] | None]:
+        run = to_run_input(body, principal=principal)
+        meta = run_meta(body) if resume is not None else None
+        return body.thread_id, run, mapper_for(body, run, strict=options.strict), meta
+
     async def endpoint(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, options.limits, options.authorize, parse_run_agent_input)
+            _, (thread_id, run, mapper, meta) = await parse_request(
+                request, options.limits, options.authorize, parse_run_agent_input, convert
+            )
         except HTTPError as exc:
             return exc.response()
-        run = to_run_input(body, principal=principal)
-        mapper = mapper_for(body, run, strict=options.strict)
-        meta = run_meta(body) if resume is not None else None
         return await serve_run(
-            agent, run, mapper, options=options, response=AGUIResponse, resume=resume, chat=body.thread_id, meta=meta
+            agent, run, mapper, options=options, response=AGUIResponse, resume=resume, chat=thread_id, meta=meta
         )
 
     endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]

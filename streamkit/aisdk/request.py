@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ..events import ResumeEntry, RunInput
-from ..http import HTTPError, Limits, check_messages, field_error, field_errors
+from ..http import HTTPError, Limits, check_messages, field_error, field_errors, validate_listed
 from .messages import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage, UIModel, from_ui_messages
 
 __all__ = [
@@ -98,14 +98,15 @@ def request_error(exc: ValidationError, *, status: int = 422) -> HTTPError:
 def parse_chat_request(data: Any, limits: Limits | None = None) -> ChatRequest:
     """Validate a decoded JSON body as a :class:`ChatRequest`, or raise :class:`~streamkit.http.HTTPError`.
 
-    With ``limits``, more than ``max_messages`` messages, or one message over ``max_message_bytes``, is a 413.
+    With ``limits``, more than ``max_messages`` messages, one message over ``max_message_bytes`` or over
+    ``max_message_parts`` parts, is a 413.
     """
     if limits is not None:
         check_messages(data, limits)
     elif not isinstance(data, dict):
         raise HTTPError("body: expected a JSON object (a useChat request)", field="body", status=422)
     try:
-        return ChatRequest.model_validate(data)
+        return validate_listed(ChatRequest, data)
     except ValidationError as exc:
         raise request_error(exc) from None
 

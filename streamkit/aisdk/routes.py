@@ -159,13 +159,17 @@ def routes(
         raise ValueError(f"sdk_version must be one of {SUPPORTED_VERSIONS}, not {sdk_version!r}")
     resume = resume_scope(options, path=path)
 
+    def convert(body: ChatRequest, principal: Any) -> tuple[str, RunInput, AISDKMapper]:
+        run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
+        return body.id, run, mapper_for(body, run, sdk_version=sdk_version, strict=options.strict)
+
     async def chat(request: Request) -> Response:
         try:
-            principal, body = await parse_request(request, options.limits, options.authorize, parse_chat_request)
+            _, (chat_id, run, mapper) = await parse_request(
+                request, options.limits, options.authorize, parse_chat_request, convert
+            )
         except HTTPError as exc:
             return exc.response()
-        run = to_run_input(body, principal=principal, allow_system_messages=allow_system_messages)
-        mapper = mapper_for(body, run, sdk_version=sdk_version, strict=options.strict)
         return await serve_run(
             agent,
             run,
@@ -174,7 +178,7 @@ def routes(
             response=UIMessageStreamResponse,
             trailer=DONE,
             resume=resume,
-            chat=body.id,
+            chat=chat_id,
         )
 
     async def no_stream(request: Request) -> Response:
