@@ -133,7 +133,15 @@ def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = St
         mapper = mapper_for(body, run, strict=options.strict)
         meta = run_meta(body) if resume is not None else None
         return await serve_run(
-            agent, run, mapper, options=options, response=AGUIResponse, resume=resume, chat=body.thread_id, meta=meta
+            agent,
+            run,
+            mapper,
+            options=options,
+            response=AGUIResponse,
+            resume=resume,
+            chat=body.thread_id,
+            meta=meta,
+            request=request,
         )
 
     endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]

@@ -175,6 +175,7 @@ def routes(
             trailer=DONE,
             resume=resume,
             chat=body.id,
+            request=request,
         )
 
     async def no_stream(request: Request) -> Response:

@@ -1,0 +1,925 @@
+"""OpenTelemetry for every run: a span per run, per tool call and per step, and the stream metrics.
+
+:class:`Telemetry` is the app's choice (the providers, whether content is recorded), passed as
+``StreamOptions(telemetry=...)``; without it the global tracer and meter providers are used. The endpoint
+pipeline (:mod:`streamkit.serve`) calls the hooks here, so every protocol is recorded the same way:
+
+* :func:`observe_run` opens the run's span (``invoke_agent``, a child of the request's span, or of the W3C
+  ``traceparent`` the request carries) and returns a :class:`RunTelemetry` that wraps the agent's events (tool,
+  step and first-token spans and events, usage, the outcome) and the run's frames (frames, bytes, time to the
+  first frame; the span ends with the frames);
+* :func:`watched` wraps what a response sends (open streams, disconnects); :func:`resumed` a reconnect's
+  stream (its own span); :func:`cancel_asked` counts the cancel requests.
+
+What is recorded, the names and the outcomes are listed in ``docs/observability.md``.
+
+Why it is subtle, once: when OpenTelemetry is absent, or no provider is configured, the hooks return what they
+were given, so nothing is added per frame (a run pays one check). When it is on, the agent's code must run
+with the run's span current, so that the spans the provider SDKs' instrumentations open nest under it: the
+agent's generator runs inside the frame writer's iteration, in whatever task pulls the frames (the response's,
+a detached run's producer, a resumable run's writer), so the run's context is attached around each pull of an
+event, not once where the run starts.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .events import Agent, ChatEvent, ReasoningPart, RunInput, TextPart, ToolCallPart, ToolResultPart
+from .frames import Mapper, start_agent
+from .sse import _stopping
+from .stringify import json_default
+
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import metrics, propagate, trace
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+except ImportError:  # the otel extra is not installed: every hook is a no-op
+    _AVAILABLE = False
+else:
+    _AVAILABLE = True
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.metrics import Meter, MeterProvider
+    from opentelemetry.trace import Span, Tracer, TracerProvider
+    from opentelemetry.util.types import AttributeValue
+    from starlette.requests import Request
+
+__all__ = [
+    "RunTelemetry",
+    "Telemetry",
+    "cancel_asked",
+    "observe_run",
+    "protocol_of",
+    "resumed",
+    "run_of",
+    "serving",
+    "watched",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Telemetry:
+    """How runs are recorded with OpenTelemetry (``StreamOptions(telemetry=Telemetry(...))``).
+
+    * ``tracer_provider`` and ``meter_provider``: where spans and metrics go (default: the global providers
+      the app configured; with neither configured nothing is recorded);
+    * ``record_content``: also record prompts, outputs, tool arguments and results and approval reasons (off
+      by default, as the GenAI semantic conventions require);
+    * ``agent_name``: ``gen_ai.agent.name`` (default: the agent's ``name`` attribute, when it has one);
+    * ``enabled``: ``False`` records nothing, whatever the providers.
+    """
+
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+    record_content: bool = False
+    agent_name: str | None = None
+    enabled: bool = True
+
+
+_DEFAULT = Telemetry()
+
+# --- names ------------------------------------------------------------------------------------------
+
+OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
+CONVERSATION = "gen_ai.conversation.id"
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+PROVIDER = "gen_ai.provider.name"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
+CACHE_CREATION = "gen_ai.usage.cache_creation.input_tokens"
+REASONING_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
+TOKEN_TYPE = "gen_ai.token.type"
+ERROR_TYPE = "error.type"
+
+PROTOCOL = "streamkit.protocol"
+RUN_ID = "streamkit.run.id"
+OUTCOME = "streamkit.run.outcome"
+FRAMES = "streamkit.run.frames"
+BYTES = "streamkit.run.bytes"
+FIRST_FRAME = "streamkit.run.time_to_first_frame"
+FIRST_TOKEN = "streamkit.run.time_to_first_token"
+MODE = "streamkit.run.mode"
+CLIENT_GONE = "streamkit.run.client_gone"
+STREAM_ID = "streamkit.stream.id"
+INTERRUPTS = "streamkit.run.interrupts"
+STEP_NAME = "streamkit.step.name"
+TOOL_STATUS = "streamkit.tool.status"
+APPROVAL_ID = "streamkit.approval.id"
+APPROVED = "streamkit.approval.approved"
+APPROVAL_REASON = "streamkit.approval.reason"
+RESUME_AFTER = "streamkit.resume.after"
+FOUND = "streamkit.found"
+
+INVOKE_AGENT = "invoke_agent"
+EXECUTE_TOOL = "execute_tool"
+
+# The outcomes of a run (``streamkit.run.outcome``).
+FINISHED = "finished"
+ERROR = "error"
+ABORTED = "aborted"
+CANCELLED = "cancelled"
+DETACHED_OUTCOME = "detached"
+DISCONNECTED = "disconnected"
+
+_FINISH_REASONS = {"content-filter": "content_filter", "tool-calls": "tool_call"}
+"""streamkit's finish reasons that the GenAI conventions spell otherwise."""
+
+_DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+_FIRST_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+_TOKEN_BUCKETS = tuple(float(4**i) for i in range(14))
+"""The GenAI conventions' advisory buckets: operation duration, time to first chunk, token usage."""
+
+
+# --- providers --------------------------------------------------------------------------------------
+
+
+class _Instruments:
+    """streamkit's metric instruments on one meter."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.open_streams = meter.create_up_down_counter(
+            "streamkit.streams.open", unit="{stream}", description="Responses streaming now"
+        )
+        self.runs = meter.create_counter("streamkit.runs", unit="{run}", description="Runs ended, by outcome")
+        self.duration = meter.create_histogram(
+            "streamkit.run.duration",
+            unit="s",
+            description="Run duration, from the request to the last frame",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
+        self.first_frame = meter.create_histogram(
+            "streamkit.run.time_to_first_frame",
+            unit="s",
+            description="Time from the request to the run's first frame",
+            explicit_bucket_boundaries_advisory=_FIRST_BUCKETS,
+        )
+        self.first_token = meter.create_histogram(
+            "streamkit.run.time_to_first_token",
+            unit="s",
+            description="Time from the request to the run's first text token",
+            explicit_bucket_boundaries_advisory=_FIRST_BUCKETS,
+        )
+        self.frames = meter.create_counter("streamkit.frames.sent", unit="{frame}", description="SSE frames sent")
+        self.bytes = meter.create_counter("streamkit.bytes.sent", unit="By", description="SSE bytes sent")
+        self.disconnects = meter.create_counter(
+            "streamkit.disconnects", unit="{disconnect}", description="Clients that left before their stream ended"
+        )
+        self.resumes = meter.create_counter("streamkit.resumes", unit="{resume}", description="Reconnects to a run")
+        self.cancels = meter.create_counter("streamkit.cancels", unit="{cancel}", description="Cancel requests")
+        self.tokens = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Tokens used by a run, by token type",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+
+
+_tracers: weakref.WeakKeyDictionary[Any, Tracer] = weakref.WeakKeyDictionary()
+_meters: weakref.WeakKeyDictionary[Any, _Instruments] = weakref.WeakKeyDictionary()
+_no_tracer: list[Tracer] = []
+_no_meter: list[_Instruments] = []
+
+
+def _configured(provider: object, unset: tuple[type, ...]) -> bool:
+    return provider is not None and not isinstance(provider, unset)
+
+
+def _unset_meter_providers() -> tuple[type, ...]:
+    proxy = getattr(metrics, "_internal", None)
+    proxy_class = getattr(proxy, "_ProxyMeterProvider", None)
+    return (metrics.NoOpMeterProvider, proxy_class) if isinstance(proxy_class, type) else (metrics.NoOpMeterProvider,)
+
+
+if _AVAILABLE:
+    _UNSET_TRACING: tuple[type, ...] = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+    _UNSET_METRICS: tuple[type, ...] = _unset_meter_providers()
+
+
+def _cached(cache: weakref.WeakKeyDictionary[Any, Any], provider: Any, build: Callable[[Any], Any]) -> Any:
+    """``build(provider)``, kept per provider (a provider that cannot be weakly referenced is not cached)."""
+    try:
+        found = cache.get(provider)
+    except TypeError:
+        return build(provider)
+    if found is None:
+        found = cache[provider] = build(provider)
+    return found
+
+
+def _new_tracer(provider: TracerProvider) -> Tracer:
+    from . import __version__
+
+    return provider.get_tracer("streamkit", __version__)
+
+
+def _new_instruments(provider: MeterProvider) -> _Instruments:
+    from . import __version__
+
+    return _Instruments(provider.get_meter("streamkit", __version__))
+
+
+def _resolve(config: Telemetry | None) -> tuple[Tracer, _Instruments] | None:
+    """The tracer and the instruments to record with; ``None`` when nothing is to be recorded (a no-op
+    tracer or meter stands in for the one of the two that is not configured)."""
+    if not _AVAILABLE:
+        return None
+    config = config or _DEFAULT
+    if not config.enabled:
+        return None
+    tracing = config.tracer_provider or trace.get_tracer_provider()
+    metering = config.meter_provider or metrics.get_meter_provider()
+    traced = _configured(tracing, _UNSET_TRACING)
+    metered = _configured(metering, _UNSET_METRICS)
+    if not traced and not metered:
+        return None
+    if traced:
+        tracer = _cached(_tracers, tracing, _new_tracer)
+    else:
+        if not _no_tracer:
+            _no_tracer.append(trace.NoOpTracer())
+        tracer = _no_tracer[0]
+    if metered:
+        instruments = _cached(_meters, metering, _new_instruments)
+    else:
+        if not _no_meter:
+            _no_meter.append(_Instruments(metrics.NoOpMeter("streamkit")))
+        instruments = _no_meter[0]
+    return tracer, instruments
+
+
+def _parent(request: Request | None) -> Context:
+    """The run span's parent: the current span (the ASGI instrumentation's server span) if there is one,
+    else the W3C trace context the request's headers carry."""
+    current = otel_context.get_current()
+    if request is None or trace.get_current_span(current).get_span_context().is_valid:
+        return current
+    return propagate.extract(request.headers, context=current)
+
+
+def protocol_of(mapper: Mapper) -> str:
+    """The protocol a mapper writes: its streamkit package (``aisdk``, ``agui``, ``dsh``), else its class."""
+    cls = type(mapper)
+    parts = cls.__module__.split(".")
+    return parts[1] if parts[0] == "streamkit" and len(parts) > 1 else cls.__name__
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, default=json_default).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _input_messages(run: RunInput) -> str:
+    """``run.messages`` in the GenAI conventions' shape (role and parts)."""
+    out = []
+    for message in run.messages:
+        parts: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, TextPart | ReasoningPart):
+                parts.append({"type": part.type, "content": part.text})
+            elif isinstance(part, ToolCallPart):
+                parts.append({"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.input})
+            elif isinstance(part, ToolResultPart):
+                parts.append({"type": "tool_call_response", "id": part.id, "response": part.output})
+            else:
+                parts.append(part.model_dump(exclude_none=True))
+        out.append({"role": message.role, "parts": parts})
+    return _json(out)
+
+
+# --- one run ----------------------------------------------------------------------------------------
+
+
+class _Tool:
+    __slots__ = ("span", "status")
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+        self.status = "pending"
+
+
+class RunTelemetry:
+    """One run as it is recorded: its span, the spans of its tool calls and steps, and what its metrics need.
+
+    Built by :func:`observe_run`; :meth:`start` calls the agent under the run's span and wraps its events,
+    :meth:`frames` wraps the run's frames (the span ends with them).
+    """
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        instruments: _Instruments,
+        config: Telemetry,
+        agent: Agent,
+        run: RunInput,
+        mapper: Mapper,
+        request: Request | None,
+    ) -> None:
+        self.tracer = tracer
+        self.instruments = instruments
+        self.mapper = mapper
+        self.protocol = protocol_of(mapper)
+        self.content = config.record_content
+        self.started = time.monotonic()
+        self.labels: dict[str, AttributeValue] = {PROTOCOL: self.protocol}
+        name = config.agent_name or _str_attr(agent, "name")
+        attributes: dict[str, AttributeValue] = {
+            OPERATION: INVOKE_AGENT,
+            CONVERSATION: run.thread_id,
+            RUN_ID: run.run_id,
+            PROTOCOL: self.protocol,
+        }
+        if name:
+            attributes[AGENT_NAME] = name
+        model = _str_attr(agent, "model")
+        if model:
+            attributes[REQUEST_MODEL] = model
+        self.token_labels: dict[str, AttributeValue] = {OPERATION: INVOKE_AGENT, PROTOCOL: self.protocol}
+        if model:
+            self.token_labels[REQUEST_MODEL] = model
+        if self.content:
+            attributes[INPUT_MESSAGES] = _input_messages(run)
+        parent = _parent(request)
+        self.span = tracer.start_span(
+            f"{INVOKE_AGENT} {name}" if name else INVOKE_AGENT,
+            context=parent,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+        )
+        self.context = trace.set_span_in_context(self.span, parent)
+        self.current = self.context  # what the agent's code runs under: the innermost open step, else the run
+        self.steps: list[tuple[str, Span, Context]] = []
+        self.tools: dict[str, _Tool] = {}
+        self.texts: dict[str, list[str]] = {}
+        self.frames_out = 0
+        self.bytes_out = 0
+        self.first_frame: float | None = None
+        self.first_token: float | None = None
+        self.failure: tuple[str, str] | None = None  # (error.type, message)
+        self.aborted: str | None = None
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.completed = False  # the frames ended with the agent's stream
+        self.events_done = False
+        self.closing = False
+        self.reader_gone = False
+        self.mode = "bound"  # bound, detached, starting (into the stream store), resumable
+        self.ended = False
+
+    # -- the agent's side --------------------------------------------------------------------------
+
+    def start(self, agent: Agent, run: RunInput) -> AsyncIterable[ChatEvent] | Iterable[ChatEvent]:
+        """``agent`` called on ``run`` under the run's span, its events wrapped to be recorded."""
+        token = otel_context.attach(self.context)
+        try:
+            events = start_agent(agent, run)
+        finally:
+            otel_context.detach(token)
+        if isinstance(events, AsyncIterable):
+            return _Events(events, self)
+        return _ReadyEvents(events, self)
+
+    def see(self, event: Any) -> None:
+        """Record what ``event`` says (a tool call, a step, the first token, usage, the outcome)."""
+        kind = getattr(event, "type", None)
+        if kind == "text-delta":
+            if self.first_token is None and event.delta:
+                self.first_token = time.monotonic() - self.started
+                self.span.add_event("streamkit.first_token")
+            if self.content:
+                self.texts.setdefault(event.id, []).append(event.delta)
+            return
+        if kind is None:
+            self.fail("NotAnEvent", f"the agent yielded a {type(event).__name__}")
+            return
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, event)
+
+    def fail(self, error_type: str, message: str) -> None:
+        """The run failed (the first failure is the one recorded)."""
+        if self.failure is None:
+            self.failure = (error_type, message)
+
+    def agent_failed(self, exc: BaseException) -> None:
+        """The agent raised ``exc``."""
+        self.span.record_exception(exc)
+        self.fail(type(exc).__qualname__, str(exc) or type(exc).__name__)
+
+    def events_closed(self) -> None:
+        """The agent's iterator was closed; before its end and not by the frames closing, the frame writer
+        cut the run short (a frame over the size limit, a value it could not serialize)."""
+        if not self.events_done and not self.closing and self.failure is None and self.aborted is None:
+            self.fail("streamkit.frame_error", "the frames of an event could not be written")
+
+    def _parent_of_child(self) -> Context:
+        return self.steps[-1][2] if self.steps else self.context
+
+    def _tool(self, call_id: str, name: str | None) -> _Tool:
+        tool = self.tools.get(call_id)
+        if tool is None:
+            label = name or "tool"
+            attributes: dict[str, AttributeValue] = {OPERATION: EXECUTE_TOOL, TOOL_CALL_ID: call_id}
+            if name:
+                attributes[TOOL_NAME] = name
+            span = self.tracer.start_span(
+                f"{EXECUTE_TOOL} {label}",
+                context=self._parent_of_child(),
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+            )
+            tool = self.tools[call_id] = _Tool(span)
+        return tool
+
+    # -- the frames' side --------------------------------------------------------------------------
+
+    def frames(self, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """``frames`` counted; the run's span ends with them."""
+        return _RunFrames(frames, self)
+
+    def end(self) -> None:
+        """End the run's span and record its metrics (once)."""
+        if self.ended:
+            return
+        self.ended = True
+        outcome, error_type = self._outcome()
+        span = self.span
+        elapsed = time.monotonic() - self.started
+        for tool in self.tools.values():
+            if tool.status != "done":  # a call without a result in this run (a frontend tool, an approval)
+                tool.span.set_attribute(TOOL_STATUS, tool.status)
+                tool.span.end()
+        for _, step, _ in reversed(self.steps):
+            step.end()
+        attributes: dict[str, AttributeValue] = {
+            OUTCOME: outcome,
+            MODE: "detached" if self.mode == "detached" else "bound" if self.mode == "bound" else "resumable",
+            FRAMES: self.frames_out,
+            BYTES: self.bytes_out,
+        }
+        if self.first_frame is not None:
+            attributes[FIRST_FRAME] = self.first_frame
+        if self.first_token is not None:
+            attributes[FIRST_TOKEN] = self.first_token
+        if self.reader_gone:
+            attributes[CLIENT_GONE] = True
+        if self.finish_reason is not None:
+            attributes[FINISH_REASONS] = [_FINISH_REASONS.get(self.finish_reason, self.finish_reason)]
+        labels = dict(self.labels)
+        labels[OUTCOME] = outcome
+        if error_type is not None:
+            attributes[ERROR_TYPE] = error_type
+            labels[ERROR_TYPE] = error_type
+        usage = self.usage
+        token_labels = self.token_labels
+        if usage is not None:
+            token_labels = dict(token_labels)
+            for key, value in (
+                (INPUT_TOKENS, usage.input_tokens),
+                (OUTPUT_TOKENS, usage.output_tokens),
+                (CACHE_READ, usage.cached_input_tokens),
+                (CACHE_CREATION, usage.cache_write_input_tokens),
+                (REASONING_TOKENS, usage.reasoning_tokens),
+            ):
+                if value is not None:
+                    attributes[key] = value
+            if usage.model:
+                attributes[RESPONSE_MODEL] = token_labels[RESPONSE_MODEL] = usage.model
+            if usage.provider:
+                attributes[PROVIDER] = token_labels[PROVIDER] = usage.provider
+        if self.content and self.texts:
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": "".join(text)} for text in self.texts.values()],
+            }
+            if self.finish_reason is not None:
+                message["finish_reason"] = attributes[FINISH_REASONS][0]  # type: ignore[index]
+            attributes[OUTPUT_MESSAGES] = _json([message])
+        span.set_attributes(attributes)
+        if self.failure is not None or outcome == ERROR:
+            span.set_status(Status(StatusCode.ERROR, self.failure[1] if self.failure else None))
+        span.end()
+        m = self.instruments
+        m.runs.add(1, labels)
+        m.duration.record(elapsed, labels)
+        if self.first_frame is not None:
+            m.first_frame.record(self.first_frame, self.labels)
+        if self.first_token is not None:
+            m.first_token.record(self.first_token, self.labels)
+        if usage is not None:
+            if usage.input_tokens is not None:
+                m.tokens.record(usage.input_tokens, {**token_labels, TOKEN_TYPE: "input"})
+            if usage.output_tokens is not None:
+                m.tokens.record(usage.output_tokens, {**token_labels, TOKEN_TYPE: "output"})
+
+    def _outcome(self) -> tuple[str, str | None]:
+        """How the run ended (``streamkit.run.outcome``) and its ``error.type``."""
+        if self.failure is not None:
+            return ERROR, self.failure[0]
+        if self.aborted is not None:
+            return (CANCELLED if self.aborted == CANCELLED else ABORTED), None
+        if self.completed:
+            return (DETACHED_OUTCOME if self.reader_gone else FINISHED), None
+        # The frames stopped before the agent's end.
+        if _stopping():
+            self.failure = ("shutdown", "the server shut down")
+            return ERROR, "shutdown"
+        if self.mode == "starting":
+            self.failure = ("store_unavailable", "the stream store could not be reached")
+            return ERROR, "store_unavailable"
+        if self.mode == "resumable":
+            return CANCELLED, None
+        return DISCONNECTED, None
+
+
+def _str_attr(obj: object, name: str) -> str | None:
+    value = getattr(obj, name, None)
+    return value if isinstance(value, str) and value else None
+
+
+# --- what each event says ---------------------------------------------------------------------------
+
+
+def _tool_start(run: RunTelemetry, event: Any) -> None:
+    run._tool(event.id, event.name)
+
+
+def _tool_end(run: RunTelemetry, event: Any) -> None:
+    tool = run._tool(event.id, event.name)
+    if run.content and event.input is not None:
+        tool.span.set_attribute(TOOL_ARGUMENTS, _json(event.input))
+    if event.error is not None:
+        tool.status = "error"
+        tool.span.set_attribute(ERROR_TYPE, "invalid_input")
+        tool.span.set_status(Status(StatusCode.ERROR, event.error))
+
+
+def _tool_result(run: RunTelemetry, event: Any) -> None:
+    if event.preliminary:
+        return
+    tool = run.tools.get(event.id)
+    if tool is None or tool.status == "done":
+        return
+    span = tool.span
+    if run.content and event.output is not None:
+        span.set_attribute(TOOL_RESULT, _json(event.output))
+    if event.denied:
+        tool.status = "denied"
+    elif event.error is not None:
+        tool.status = "error"
+        span.set_attribute(ERROR_TYPE, "tool_error")
+        span.set_status(Status(StatusCode.ERROR, event.error))
+    elif tool.status == "pending":
+        tool.status = "ok"
+    span.set_attribute(TOOL_STATUS, tool.status)
+    span.end()
+    tool.status = "done"
+
+
+def _step_start(run: RunTelemetry, event: Any) -> None:
+    span = run.tracer.start_span(
+        f"step {event.name}",
+        context=run._parent_of_child(),
+        kind=SpanKind.INTERNAL,
+        attributes={STEP_NAME: event.name},
+    )
+    context = trace.set_span_in_context(span, run.context)
+    run.steps.append((event.name, span, context))
+    run.current = context
+
+
+def _step_finish(run: RunTelemetry, event: Any) -> None:
+    for i in range(len(run.steps) - 1, -1, -1):
+        if run.steps[i][0] == event.name:
+            for _, span, _ in reversed(run.steps[i:]):
+                span.end()
+            del run.steps[i:]
+            break
+    run.current = run._parent_of_child()
+
+
+def _approval_request(run: RunTelemetry, event: Any) -> None:
+    attributes: dict[str, AttributeValue] = {APPROVAL_ID: event.id, TOOL_CALL_ID: event.tool_call_id}
+    if run.content and event.reason:
+        attributes[APPROVAL_REASON] = event.reason
+    run.span.add_event("streamkit.approval.requested", attributes)
+
+
+def _approval_response(run: RunTelemetry, event: Any) -> None:
+    attributes: dict[str, AttributeValue] = {APPROVAL_ID: event.id, APPROVED: event.approved}
+    if run.content and event.reason:
+        attributes[APPROVAL_REASON] = event.reason
+    run.span.add_event("streamkit.approval.answered", attributes)
+
+
+def _finished(run: RunTelemetry, event: Any) -> None:
+    run.finish_reason = event.finish_reason
+    if event.usage is not None:
+        run.usage = event.usage
+    if event.interrupts:
+        run.span.set_attribute(INTERRUPTS, len(event.interrupts))
+
+
+def _run_error(run: RunTelemetry, event: Any) -> None:
+    run.fail(event.code or "run_error", event.message)
+
+
+def _run_aborted(run: RunTelemetry, event: Any) -> None:
+    run.aborted = event.reason or ABORTED
+
+
+_HANDLERS: dict[str, Callable[[RunTelemetry, Any], None]] = {
+    "tool-call-start": _tool_start,
+    "tool-call-end": _tool_end,
+    "tool-result": _tool_result,
+    "step-started": _step_start,
+    "step-finished": _step_finish,
+    "tool-approval-request": _approval_request,
+    "tool-approval-response": _approval_response,
+    "run-finished": _finished,
+    "run-error": _run_error,
+    "run-aborted": _run_aborted,
+}
+
+
+# --- the wrappers -----------------------------------------------------------------------------------
+
+
+class _Events:
+    """The agent's events, pulled under the run's (or the open step's) context and recorded."""
+
+    __slots__ = ("_events", "_iterator", "_run")
+
+    def __init__(self, events: AsyncIterable[ChatEvent], run: RunTelemetry) -> None:
+        self._events = events
+        self._iterator: AsyncIterator[ChatEvent] | None = None
+        self._run = run
+
+    def __aiter__(self) -> _Events:
+        return self
+
+    async def __anext__(self) -> ChatEvent:
+        run = self._run
+        token = otel_context.attach(run.current)
+        try:
+            if self._iterator is None:
+                self._iterator = aiter(self._events)
+            event = await anext(self._iterator)
+        except StopAsyncIteration:
+            run.events_done = True
+            raise
+        except Exception as exc:
+            run.agent_failed(exc)
+            raise
+        finally:
+            otel_context.detach(token)
+        run.see(event)
+        return event
+
+    async def aclose(self) -> None:
+        """Close the agent's iterator (its ``finally`` runs under the run's context)."""
+        run = self._run
+        run.events_closed()
+        aclose = getattr(self._iterator if self._iterator is not None else self._events, "aclose", None)
+        if aclose is not None:
+            token = otel_context.attach(run.current)
+            try:
+                await aclose()
+            finally:
+                otel_context.detach(token)
+
+
+class _ReadyEvents:
+    """The events of an agent that returned a plain iterable, pulled under the run's context and recorded
+    (still a plain iterator, so the frame writer drains it in batches as it would without telemetry)."""
+
+    __slots__ = ("_iterator", "_run")
+
+    def __init__(self, events: Iterable[ChatEvent], run: RunTelemetry) -> None:
+        self._iterator: Iterator[ChatEvent] = iter(events)
+        self._run = run
+
+    def __iter__(self) -> _ReadyEvents:
+        return self
+
+    def __next__(self) -> ChatEvent:
+        run = self._run
+        token = otel_context.attach(run.current)
+        try:
+            event = next(self._iterator)
+        except StopIteration:
+            run.events_done = True
+            raise
+        except Exception as exc:
+            run.agent_failed(exc)
+            raise
+        finally:
+            otel_context.detach(token)
+        run.see(event)
+        return event
+
+
+class _RunFrames:
+    """A run's frames, counted; the run's span ends when they end or are closed."""
+
+    __slots__ = ("_frames", "_run")
+
+    def __init__(self, frames: AsyncIterator[bytes], run: RunTelemetry) -> None:
+        self._frames = frames
+        self._run = run
+
+    def __aiter__(self) -> _RunFrames:
+        return self
+
+    async def __anext__(self) -> bytes:
+        run = self._run
+        try:
+            chunk = await anext(self._frames)
+        except StopAsyncIteration:
+            run.completed = True
+            run.end()
+            raise
+        if run.first_frame is None:
+            run.first_frame = time.monotonic() - run.started
+        run.frames_out += chunk.count(b"\n\n")
+        run.bytes_out += len(chunk)
+        return chunk
+
+    async def aclose(self) -> None:
+        """Close the frames (and with them the agent's iterator); the run ends."""
+        run = self._run
+        run.closing = True
+        try:
+            aclose = getattr(self._frames, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            run.end()
+
+
+class _Watched:
+    """What a response sends: an open stream while it runs; a client that leaves before its end is a
+    disconnect (``on_gone`` is told)."""
+
+    __slots__ = ("_bytes", "_content", "_done", "_frames", "_instruments", "_labels", "_on_end", "_on_gone", "_open")
+
+    def __init__(
+        self,
+        content: AsyncIterable[bytes],
+        instruments: _Instruments,
+        labels: dict[str, AttributeValue],
+        on_gone: Callable[[], None] | None = None,
+        on_end: Callable[[int, int, bool], None] | None = None,
+    ) -> None:
+        self._content = aiter(content)
+        self._instruments = instruments
+        self._labels = labels
+        self._on_gone = on_gone
+        self._on_end = on_end
+        self._open = False
+        self._done = False
+        self._frames = 0
+        self._bytes = 0
+
+    def __aiter__(self) -> _Watched:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if not self._open:
+            self._open = True
+            self._instruments.open_streams.add(1, self._labels)
+        try:
+            chunk = await anext(self._content)
+        except StopAsyncIteration:
+            self._done = True
+            raise
+        self._frames += chunk.count(b"\n\n")
+        self._bytes += len(chunk)
+        return chunk
+
+    async def aclose(self) -> None:
+        """The response ended: close the content, count what was sent and whether the client left."""
+        gone = self._open and not self._done and not _stopping()
+        if self._open:
+            self._open = False
+            m = self._instruments
+            m.open_streams.add(-1, self._labels)
+            m.frames.add(self._frames, self._labels)
+            m.bytes.add(self._bytes, self._labels)
+            if gone:
+                m.disconnects.add(1, self._labels)
+        self._done = True
+        if gone and self._on_gone is not None:
+            self._on_gone()
+        try:
+            aclose = getattr(self._content, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            if self._on_end is not None:
+                on_end, self._on_end = self._on_end, None
+                on_end(self._frames, self._bytes, gone)
+
+
+# --- the pipeline's hooks ---------------------------------------------------------------------------
+
+_current: ContextVar[RunTelemetry | None] = ContextVar("streamkit_run_telemetry", default=None)
+
+
+def observe_run(
+    config: Telemetry | None, agent: Agent, run: RunInput, mapper: Mapper, request: Request | None
+) -> RunTelemetry | None:
+    """Open the run's span (see :class:`RunTelemetry`); ``None`` when nothing is recorded."""
+    resolved = _resolve(config)
+    if resolved is None:
+        return None
+    observed = RunTelemetry(*resolved, config or _DEFAULT, agent, run, mapper, request)
+    _current.set(observed)
+    return observed
+
+
+def run_of(mapper: Mapper) -> RunTelemetry | None:
+    """The run being recorded whose frames ``mapper`` writes (opened by :func:`observe_run` in this
+    request), if any."""
+    observed = _current.get()
+    return observed if observed is not None and observed.mapper is mapper else None
+
+
+def serving(run: RunTelemetry | None, mode: str, stream_id: str | None = None) -> None:
+    """How the response serves ``run``: ``detached`` (it goes on when the client leaves), ``starting`` (being
+    registered in the stream store) or ``resumable`` (written to the store as ``stream_id``)."""
+    if run is not None:
+        run.mode = mode
+        if stream_id is not None:
+            run.span.set_attribute(STREAM_ID, stream_id)
+
+
+def watched(content: AsyncIterable[bytes], run: RunTelemetry | None) -> AsyncIterable[bytes]:
+    """``content``, the bytes a response sends for ``run``, watched: an open stream, and a disconnect when
+    the client leaves before its end (``content`` itself when ``run`` is ``None``)."""
+    if run is None:
+        return content
+
+    def gone() -> None:
+        run.reader_gone = True
+
+    return _Watched(content, run.instruments, run.labels, on_gone=gone)
+
+
+def resumed(
+    config: Telemetry | None,
+    request: Request,
+    scope: str,
+    stream_id: str,
+    chat: str,
+    after: int | None,
+    stream: AsyncIterator[bytes],
+) -> AsyncIterator[bytes]:
+    """``stream``, a reconnect's bytes from the run ``stream_id`` of ``chat``, recorded: a
+    ``streamkit.resume`` span (a child of the request's) and the resume counted."""
+    resolved = _resolve(config)
+    if resolved is None:
+        return stream
+    tracer, instruments = resolved
+    protocol = scope.partition(":")[0]
+    labels: dict[str, AttributeValue] = {PROTOCOL: protocol}
+    attributes: dict[str, AttributeValue] = {PROTOCOL: protocol, STREAM_ID: stream_id, CONVERSATION: chat}
+    if after is not None:
+        attributes[RESUME_AFTER] = after
+    span = tracer.start_span(
+        "streamkit.resume", context=_parent(request), kind=SpanKind.INTERNAL, attributes=attributes
+    )
+    instruments.resumes.add(1, labels)
+
+    def end(frames: int, size: int, gone: bool) -> None:
+        span.set_attributes({FRAMES: frames, BYTES: size, OUTCOME: DISCONNECTED if gone else FINISHED})
+        span.end()
+
+    return _Watched(stream, instruments, labels, on_end=end)
+
+
+def cancel_asked(config: Telemetry | None, scope: str, found: bool) -> None:
+    """Count a cancel request for a run of ``scope`` (``found``: there was a run to cancel)."""
+    resolved = _resolve(config)
+    if resolved is not None:
+        resolved[1].cancels.add(1, {PROTOCOL: scope.partition(":")[0], FOUND: found})
