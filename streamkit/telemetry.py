@@ -381,7 +381,6 @@ class RunTelemetry:
         self.usage: Any = None
         self.completed = False  # the frames ended with the agent's stream
         self.events_done = False
-        self.closing = False
         self.reader_gone = False
         self.mode = "bound"  # bound, detached, starting (into the stream store), resumable
         self.ended = False
@@ -425,12 +424,6 @@ class RunTelemetry:
         """The agent raised ``exc``."""
         self.span.record_exception(exc)
         self.fail(type(exc).__qualname__, str(exc) or type(exc).__name__)
-
-    def events_closed(self) -> None:
-        """The agent's iterator was closed; before its end and not by the frames closing, the frame writer
-        cut the run short (a frame over the size limit, a value it could not serialize)."""
-        if not self.events_done and not self.closing and self.failure is None and self.aborted is None:
-            self.fail("streamkit.frame_error", "the frames of an event could not be written")
 
     def _parent_of_child(self) -> Context:
         return self.steps[-1][2] if self.steps else self.context
@@ -699,7 +692,6 @@ class _Events:
     async def aclose(self) -> None:
         """Close the agent's iterator (its ``finally`` runs under the run's context)."""
         run = self._run
-        run.events_closed()
         aclose = getattr(self._iterator if self._iterator is not None else self._events, "aclose", None)
         if aclose is not None:
             token = otel_context.attach(run.current)
@@ -757,6 +749,9 @@ class _RunFrames:
             chunk = await anext(self._frames)
         except StopAsyncIteration:
             run.completed = True
+            if not run.events_done and run.failure is None and run.aborted is None:
+                # The frame writer cut the run short (a frame over the size limit, a value it could not write).
+                run.fail("streamkit.frame_error", "the frames of an event could not be written")
             run.end()
             raise
         if run.first_frame is None:
@@ -768,7 +763,6 @@ class _RunFrames:
     async def aclose(self) -> None:
         """Close the frames (and with them the agent's iterator); the run ends."""
         run = self._run
-        run.closing = True
         try:
             aclose = getattr(self._frames, "aclose", None)
             if aclose is not None:
