@@ -668,3 +668,38 @@ asyncio.run(main())
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["200", "True"]
+
+
+def test_the_demo_s_otel_flag_prints_the_spans() -> None:
+    script = """
+import asyncio, httpx
+from streamkit.demo.app import create_app
+from streamkit.demo.agent import Pacing, ScriptedAgent
+from streamkit.demo.cli import build_parser, setup_otel
+
+assert build_parser().parse_args(["demo", "--otel"]).otel
+print(setup_otel({}))
+
+async def main():
+    app = create_app(ScriptedAgent(Pacing().scaled(0)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+        body = {"id": "c", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "weather?"}]}]}
+        assert (await http.post("/api/chat", json=body)).status_code == 200
+
+asyncio.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.startswith("spans to the console\n")
+    assert '"name": "invoke_agent"' in out.stdout and '"name": "execute_tool get_weather"' in out.stdout
+    assert '"service.name": "streamkit-demo"' in out.stdout
+
+
+def test_the_demo_s_otel_flag_says_what_to_install_for_otlp() -> None:
+    script = """
+import sys
+sys.modules["opentelemetry.exporter"] = None  # no OTLP exporter installed
+from streamkit.demo.cli import setup_otel
+setup_otel({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"})
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "pip install opentelemetry-exporter-otlp-proto-http" in out.stderr
