@@ -45,6 +45,8 @@ except ImportError:  # the otel extra is not installed: every hook is a no-op
     _AVAILABLE = False
 else:
     _AVAILABLE = True
+    _attach = otel_context.attach
+    _detach = otel_context.detach
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -661,11 +663,10 @@ _HANDLERS: dict[str, Callable[[RunTelemetry, Any], None]] = {
 class _Events:
     """The agent's events, pulled under the run's (or the open step's) context and recorded."""
 
-    __slots__ = ("_events", "_iterator", "_run")
+    __slots__ = ("_iterator", "_run")
 
     def __init__(self, events: AsyncIterable[ChatEvent], run: RunTelemetry) -> None:
-        self._events = events
-        self._iterator: AsyncIterator[ChatEvent] | None = None
+        self._iterator: AsyncIterator[ChatEvent] = aiter(events)
         self._run = run
 
     def __aiter__(self) -> _Events:
@@ -673,10 +674,8 @@ class _Events:
 
     async def __anext__(self) -> ChatEvent:
         run = self._run
-        token = otel_context.attach(run.current)
+        token = _attach(run.current)
         try:
-            if self._iterator is None:
-                self._iterator = aiter(self._events)
             event = await anext(self._iterator)
         except StopAsyncIteration:
             run.events_done = True
@@ -685,20 +684,19 @@ class _Events:
             run.agent_failed(exc)
             raise
         finally:
-            otel_context.detach(token)
+            _detach(token)
         run.see(event)
         return event
 
     async def aclose(self) -> None:
         """Close the agent's iterator (its ``finally`` runs under the run's context)."""
-        run = self._run
-        aclose = getattr(self._iterator if self._iterator is not None else self._events, "aclose", None)
+        aclose = getattr(self._iterator, "aclose", None)
         if aclose is not None:
-            token = otel_context.attach(run.current)
+            token = _attach(self._run.current)
             try:
                 await aclose()
             finally:
-                otel_context.detach(token)
+                _detach(token)
 
 
 class _ReadyEvents:
@@ -716,7 +714,7 @@ class _ReadyEvents:
 
     def __next__(self) -> ChatEvent:
         run = self._run
-        token = otel_context.attach(run.current)
+        token = _attach(run.current)
         try:
             event = next(self._iterator)
         except StopIteration:
@@ -726,29 +724,75 @@ class _ReadyEvents:
             run.agent_failed(exc)
             raise
         finally:
-            otel_context.detach(token)
+            _detach(token)
         run.see(event)
         return event
 
 
-class _RunFrames:
-    """A run's frames, counted; the run's span ends when they end or are closed."""
+class _Stream:
+    """A response's stream as the metrics count it: open from its first pull to its end; a disconnect when the
+    client left before the end of its content (``on_gone`` is told)."""
 
-    __slots__ = ("_frames", "_run")
+    __slots__ = ("done", "instruments", "labels", "on_gone", "opened")
+
+    def __init__(
+        self, instruments: _Instruments, labels: dict[str, AttributeValue], on_gone: Callable[[], None] | None
+    ) -> None:
+        self.instruments = instruments
+        self.labels = labels
+        self.on_gone = on_gone
+        self.opened = False
+        self.done = False
+
+    def open(self) -> None:
+        """The response pulls its first bytes."""
+        self.opened = True
+        self.instruments.open_streams.add(1, self.labels)
+
+    def close(self, frames: int, size: int) -> bool:
+        """The response ended, having sent ``frames`` frames of ``size`` bytes; whether the client left."""
+        if not self.opened:
+            self.done = True
+            return False
+        gone = not self.done and not _stopping()
+        self.opened = False
+        self.done = True
+        m = self.instruments
+        m.open_streams.add(-1, self.labels)
+        m.frames.add(frames, self.labels)
+        m.bytes.add(size, self.labels)
+        if gone:
+            m.disconnects.add(1, self.labels)
+            if self.on_gone is not None:
+                self.on_gone()
+        return gone
+
+
+class _RunFrames:
+    """A run's frames, counted; the run's span ends when they end or are closed. When the response sends them
+    as they come (a bound run), they are its stream too (see :func:`watched`)."""
+
+    __slots__ = ("_frames", "_run", "stream")
 
     def __init__(self, frames: AsyncIterator[bytes], run: RunTelemetry) -> None:
         self._frames = frames
         self._run = run
+        self.stream: _Stream | None = None
 
     def __aiter__(self) -> _RunFrames:
         return self
 
     async def __anext__(self) -> bytes:
         run = self._run
+        stream = self.stream
+        if stream is not None and not stream.opened and not stream.done:
+            stream.open()
         try:
             chunk = await anext(self._frames)
         except StopAsyncIteration:
             run.completed = True
+            if stream is not None:
+                stream.done = True
             if not run.events_done and run.failure is None and run.aborted is None:
                 # The frame writer cut the run short (a frame over the size limit, a value it could not write).
                 run.fail("streamkit.frame_error", "the frames of an event could not be written")
@@ -763,6 +807,8 @@ class _RunFrames:
     async def aclose(self) -> None:
         """Close the frames (and with them the agent's iterator); the run ends."""
         run = self._run
+        if self.stream is not None:
+            self.stream.close(run.frames_out, run.bytes_out)
         try:
             aclose = getattr(self._frames, "aclose", None)
             if aclose is not None:
@@ -772,26 +818,17 @@ class _RunFrames:
 
 
 class _Watched:
-    """What a response sends: an open stream while it runs; a client that leaves before its end is a
-    disconnect (``on_gone`` is told)."""
+    """What a response sends of a run it does not produce (a detached or stored run, a reconnect), counted as
+    a :class:`_Stream`; ``on_end`` is told what was sent and whether the client left."""
 
-    __slots__ = ("_bytes", "_content", "_done", "_frames", "_instruments", "_labels", "_on_end", "_on_gone", "_open")
+    __slots__ = ("_bytes", "_content", "_frames", "_on_end", "_stream")
 
     def __init__(
-        self,
-        content: AsyncIterable[bytes],
-        instruments: _Instruments,
-        labels: dict[str, AttributeValue],
-        on_gone: Callable[[], None] | None = None,
-        on_end: Callable[[int, int, bool], None] | None = None,
+        self, content: AsyncIterable[bytes], stream: _Stream, on_end: Callable[[int, int, bool], None] | None = None
     ) -> None:
         self._content = aiter(content)
-        self._instruments = instruments
-        self._labels = labels
-        self._on_gone = on_gone
+        self._stream = stream
         self._on_end = on_end
-        self._open = False
-        self._done = False
         self._frames = 0
         self._bytes = 0
 
@@ -799,32 +836,21 @@ class _Watched:
         return self
 
     async def __anext__(self) -> bytes:
-        if not self._open:
-            self._open = True
-            self._instruments.open_streams.add(1, self._labels)
+        stream = self._stream
+        if not stream.opened and not stream.done:
+            stream.open()
         try:
             chunk = await anext(self._content)
         except StopAsyncIteration:
-            self._done = True
+            stream.done = True
             raise
         self._frames += chunk.count(b"\n\n")
         self._bytes += len(chunk)
         return chunk
 
     async def aclose(self) -> None:
-        """The response ended: close the content, count what was sent and whether the client left."""
-        gone = self._open and not self._done and not _stopping()
-        if self._open:
-            self._open = False
-            m = self._instruments
-            m.open_streams.add(-1, self._labels)
-            m.frames.add(self._frames, self._labels)
-            m.bytes.add(self._bytes, self._labels)
-            if gone:
-                m.disconnects.add(1, self._labels)
-        self._done = True
-        if gone and self._on_gone is not None:
-            self._on_gone()
+        """The response ended: close the content; count what was sent and whether the client left."""
+        gone = self._stream.close(self._frames, self._bytes)
         try:
             aclose = getattr(self._content, "aclose", None)
             if aclose is not None:
@@ -877,7 +903,11 @@ def watched(content: AsyncIterable[bytes], run: RunTelemetry | None) -> AsyncIte
     def gone() -> None:
         run.reader_gone = True
 
-    return _Watched(content, run.instruments, run.labels, on_gone=gone)
+    stream = _Stream(run.instruments, run.labels, gone)
+    if isinstance(content, _RunFrames) and content.stream is None:  # a bound run: its frames are the stream
+        content.stream = stream
+        return content
+    return _Watched(content, stream)
 
 
 def resumed(
@@ -909,7 +939,7 @@ def resumed(
         span.set_attributes({FRAMES: frames, BYTES: size, OUTCOME: DISCONNECTED if gone else FINISHED})
         span.end()
 
-    return _Watched(stream, instruments, labels, on_end=end)
+    return _Watched(stream, _Stream(instruments, labels, None), on_end=end)
 
 
 def cancel_asked(config: Telemetry | None, scope: str, found: bool) -> None:
