@@ -23,6 +23,7 @@ event, not once where the run starts.
 
 from __future__ import annotations
 
+import os
 import time
 import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
@@ -211,9 +212,14 @@ def _unset_meter_providers() -> tuple[type, ...]:
     return (metrics.NoOpMeterProvider, proxy_class) if isinstance(proxy_class, type) else (metrics.NoOpMeterProvider,)
 
 
+_UNKNOWN = object()
+
 if _AVAILABLE:
     _UNSET_TRACING: tuple[type, ...] = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
     _UNSET_METRICS: tuple[type, ...] = _unset_meter_providers()
+    _metrics_internal = getattr(metrics, "_internal", None)
+    _ENV_TRACING = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+    _ENV_METRICS = "OTEL_PYTHON_METER_PROVIDER" in os.environ
 
 
 def _cached(cache: weakref.WeakKeyDictionary[Any, Any], provider: Any, build: Callable[[Any], Any]) -> Any:
@@ -239,6 +245,22 @@ def _new_instruments(provider: MeterProvider) -> _Instruments:
     return _Instruments(provider.get_meter("streamkit", __version__))
 
 
+def _global_tracer_provider() -> object:
+    """The global tracer provider, ``None`` while none is set. The API's getter looks the environment up
+    while none is set (a microsecond per run); when its module global says none is set and the environment
+    named none at import, that is the answer without the lookup."""
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _ENV_TRACING:
+        return None
+    return trace.get_tracer_provider()
+
+
+def _global_meter_provider() -> object:
+    """The global meter provider, ``None`` while none is set (as :func:`_global_tracer_provider`)."""
+    if getattr(_metrics_internal, "_METER_PROVIDER", _UNKNOWN) is None and not _ENV_METRICS:
+        return None
+    return metrics.get_meter_provider()
+
+
 def _resolve(config: Telemetry | None) -> tuple[Tracer, _Instruments] | None:
     """The tracer and the instruments to record with; ``None`` when nothing is to be recorded (a no-op
     tracer or meter stands in for the one of the two that is not configured)."""
@@ -247,8 +269,8 @@ def _resolve(config: Telemetry | None) -> tuple[Tracer, _Instruments] | None:
     config = config or _DEFAULT
     if not config.enabled:
         return None
-    tracing = config.tracer_provider or trace.get_tracer_provider()
-    metering = config.meter_provider or metrics.get_meter_provider()
+    tracing = config.tracer_provider or _global_tracer_provider()
+    metering = config.meter_provider or _global_meter_provider()
     traced = _configured(tracing, _UNSET_TRACING)
     metered = _configured(metering, _UNSET_METRICS)
     if not traced and not metered:
