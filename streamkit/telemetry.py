@@ -90,60 +90,60 @@ class Telemetry:
 
 _DEFAULT = Telemetry()
 
-# --- names ------------------------------------------------------------------------------------------
+# --- names: the GenAI conventions' attributes, then streamkit's own (docs/observability.md lists them) ------
 
-OPERATION = "gen_ai.operation.name"
-AGENT_NAME = "gen_ai.agent.name"
-CONVERSATION = "gen_ai.conversation.id"
-REQUEST_MODEL = "gen_ai.request.model"
-RESPONSE_MODEL = "gen_ai.response.model"
-PROVIDER = "gen_ai.provider.name"
-FINISH_REASONS = "gen_ai.response.finish_reasons"
-INPUT_TOKENS = "gen_ai.usage.input_tokens"
-OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
-CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
-CACHE_CREATION = "gen_ai.usage.cache_creation.input_tokens"
-REASONING_TOKENS = "gen_ai.usage.reasoning.output_tokens"
-INPUT_MESSAGES = "gen_ai.input.messages"
-OUTPUT_MESSAGES = "gen_ai.output.messages"
-TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
-TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
-TOOL_RESULT = "gen_ai.tool.call.result"
-TOKEN_TYPE = "gen_ai.token.type"
-ERROR_TYPE = "error.type"
+_OPERATION = "gen_ai.operation.name"
+_AGENT_NAME = "gen_ai.agent.name"
+_CONVERSATION = "gen_ai.conversation.id"
+_REQUEST_MODEL = "gen_ai.request.model"
+_RESPONSE_MODEL = "gen_ai.response.model"
+_PROVIDER = "gen_ai.provider.name"
+_FINISH_REASONS = "gen_ai.response.finish_reasons"
+_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+_CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
+_CACHE_CREATION = "gen_ai.usage.cache_creation.input_tokens"
+_REASONING_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+_INPUT_MESSAGES = "gen_ai.input.messages"
+_OUTPUT_MESSAGES = "gen_ai.output.messages"
+_TOOL_NAME = "gen_ai.tool.name"
+_TOOL_CALL_ID = "gen_ai.tool.call.id"
+_TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+_TOOL_RESULT = "gen_ai.tool.call.result"
+_TOKEN_TYPE = "gen_ai.token.type"
+_ERROR_TYPE = "error.type"
 
-PROTOCOL = "streamkit.protocol"
-RUN_ID = "streamkit.run.id"
-OUTCOME = "streamkit.run.outcome"
-FRAMES = "streamkit.run.frames"
-BYTES = "streamkit.run.bytes"
-FIRST_FRAME = "streamkit.run.time_to_first_frame"
-FIRST_TOKEN = "streamkit.run.time_to_first_token"
-MODE = "streamkit.run.mode"
-CLIENT_GONE = "streamkit.run.client_gone"
-STREAM_ID = "streamkit.stream.id"
-INTERRUPTS = "streamkit.run.interrupts"
-STEP_NAME = "streamkit.step.name"
-TOOL_STATUS = "streamkit.tool.status"
-APPROVAL_ID = "streamkit.approval.id"
-APPROVED = "streamkit.approval.approved"
-APPROVAL_REASON = "streamkit.approval.reason"
-RESUME_AFTER = "streamkit.resume.after"
-FOUND = "streamkit.found"
+_PROTOCOL = "streamkit.protocol"
+_RUN_ID = "streamkit.run.id"
+_OUTCOME = "streamkit.run.outcome"
+_FRAMES = "streamkit.run.frames"
+_BYTES = "streamkit.run.bytes"
+_FIRST_FRAME = "streamkit.run.time_to_first_frame"
+_FIRST_TOKEN = "streamkit.run.time_to_first_token"
+_MODE = "streamkit.run.mode"
+_CLIENT_GONE = "streamkit.run.client_gone"
+_STREAM_ID = "streamkit.stream.id"
+_INTERRUPTS = "streamkit.run.interrupts"
+_STEP_NAME = "streamkit.step.name"
+_TOOL_STATUS = "streamkit.tool.status"
+_APPROVAL_ID = "streamkit.approval.id"
+_APPROVED = "streamkit.approval.approved"
+_APPROVAL_REASON = "streamkit.approval.reason"
+_RESUME_AFTER = "streamkit.resume.after"
+_FOUND = "streamkit.found"
 
-INVOKE_AGENT = "invoke_agent"
-EXECUTE_TOOL = "execute_tool"
+_INVOKE_AGENT = "invoke_agent"
+_EXECUTE_TOOL = "execute_tool"
 
 # The outcomes of a run (``streamkit.run.outcome``).
-FINISHED = "finished"
-ERROR = "error"
-ABORTED = "aborted"
-CANCELLED = "cancelled"
-DETACHED_OUTCOME = "detached"
-DISCONNECTED = "disconnected"
+_FINISHED = "finished"
+_ERROR = "error"
+_ABORTED = "aborted"
+_CANCELLED = "cancelled"
+_DETACHED_OUTCOME = "detached"
+_DISCONNECTED = "disconnected"
 
-_FINISH_REASONS = {"content-filter": "content_filter", "tool-calls": "tool_call"}
+_REASON_SPELLINGS = {"content-filter": "content_filter", "tool-calls": "tool_call"}
 """streamkit's finish reasons that the GenAI conventions spell otherwise."""
 
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
@@ -365,27 +365,27 @@ class RunTelemetry:
         self.protocol = protocol_of(mapper)
         self.content = config.record_content
         self.started = time.monotonic()
-        self.labels: dict[str, AttributeValue] = {PROTOCOL: self.protocol}
+        self.labels: dict[str, AttributeValue] = {_PROTOCOL: self.protocol}
         name = config.agent_name or _str_attr(agent, "name")
         attributes: dict[str, AttributeValue] = {
-            OPERATION: INVOKE_AGENT,
-            CONVERSATION: run.thread_id,
-            RUN_ID: run.run_id,
-            PROTOCOL: self.protocol,
+            _OPERATION: _INVOKE_AGENT,
+            _CONVERSATION: run.thread_id,
+            _RUN_ID: run.run_id,
+            _PROTOCOL: self.protocol,
         }
         if name:
-            attributes[AGENT_NAME] = name
+            attributes[_AGENT_NAME] = name
         model = _str_attr(agent, "model")
         if model:
-            attributes[REQUEST_MODEL] = model
-        self.token_labels: dict[str, AttributeValue] = {OPERATION: INVOKE_AGENT, PROTOCOL: self.protocol}
+            attributes[_REQUEST_MODEL] = model
+        self.token_labels: dict[str, AttributeValue] = {_OPERATION: _INVOKE_AGENT, _PROTOCOL: self.protocol}
         if model:
-            self.token_labels[REQUEST_MODEL] = model
+            self.token_labels[_REQUEST_MODEL] = model
         if self.content:
-            attributes[INPUT_MESSAGES] = _input_messages(run)
+            attributes[_INPUT_MESSAGES] = _input_messages(run)
         parent = _parent(request)
         self.span = tracer.start_span(
-            f"{INVOKE_AGENT} {name}" if name else INVOKE_AGENT,
+            f"{_INVOKE_AGENT} {name}" if name else _INVOKE_AGENT,
             context=parent,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
@@ -456,11 +456,11 @@ class RunTelemetry:
         tool = self.tools.get(call_id)
         if tool is None:
             label = name or "tool"
-            attributes: dict[str, AttributeValue] = {OPERATION: EXECUTE_TOOL, TOOL_CALL_ID: call_id}
+            attributes: dict[str, AttributeValue] = {_OPERATION: _EXECUTE_TOOL, _TOOL_CALL_ID: call_id}
             if name:
-                attributes[TOOL_NAME] = name
+                attributes[_TOOL_NAME] = name
             span = self.tracer.start_span(
-                f"{EXECUTE_TOOL} {label}",
+                f"{_EXECUTE_TOOL} {label}",
                 context=self._parent_of_child(),
                 kind=SpanKind.INTERNAL,
                 attributes=attributes,
@@ -484,56 +484,56 @@ class RunTelemetry:
         elapsed = time.monotonic() - self.started
         for tool in self.tools.values():
             if tool.status != "done":  # a call without a result in this run (a frontend tool, an approval)
-                tool.span.set_attribute(TOOL_STATUS, tool.status)
+                tool.span.set_attribute(_TOOL_STATUS, tool.status)
                 tool.span.end()
         for _, step, _ in reversed(self.steps):
             step.end()
         attributes: dict[str, AttributeValue] = {
-            OUTCOME: outcome,
-            MODE: "detached" if self.mode == "detached" else "bound" if self.mode == "bound" else "resumable",
-            FRAMES: self.frames_out,
-            BYTES: self.bytes_out,
+            _OUTCOME: outcome,
+            _MODE: "detached" if self.mode == "detached" else "bound" if self.mode == "bound" else "resumable",
+            _FRAMES: self.frames_out,
+            _BYTES: self.bytes_out,
         }
         if self.first_frame is not None:
-            attributes[FIRST_FRAME] = self.first_frame
+            attributes[_FIRST_FRAME] = self.first_frame
         if self.first_token is not None:
-            attributes[FIRST_TOKEN] = self.first_token
+            attributes[_FIRST_TOKEN] = self.first_token
         if self.reader_gone:
-            attributes[CLIENT_GONE] = True
+            attributes[_CLIENT_GONE] = True
         if self.finish_reason is not None:
-            attributes[FINISH_REASONS] = [_FINISH_REASONS.get(self.finish_reason, self.finish_reason)]
+            attributes[_FINISH_REASONS] = [_REASON_SPELLINGS.get(self.finish_reason, self.finish_reason)]
         labels = dict(self.labels)
-        labels[OUTCOME] = outcome
+        labels[_OUTCOME] = outcome
         if error_type is not None:
-            attributes[ERROR_TYPE] = error_type
-            labels[ERROR_TYPE] = error_type
+            attributes[_ERROR_TYPE] = error_type
+            labels[_ERROR_TYPE] = error_type
         usage = self.usage
         token_labels = self.token_labels
         if usage is not None:
             token_labels = dict(token_labels)
             for key, value in (
-                (INPUT_TOKENS, usage.input_tokens),
-                (OUTPUT_TOKENS, usage.output_tokens),
-                (CACHE_READ, usage.cached_input_tokens),
-                (CACHE_CREATION, usage.cache_write_input_tokens),
-                (REASONING_TOKENS, usage.reasoning_tokens),
+                (_INPUT_TOKENS, usage.input_tokens),
+                (_OUTPUT_TOKENS, usage.output_tokens),
+                (_CACHE_READ, usage.cached_input_tokens),
+                (_CACHE_CREATION, usage.cache_write_input_tokens),
+                (_REASONING_TOKENS, usage.reasoning_tokens),
             ):
                 if value is not None:
                     attributes[key] = value
             if usage.model:
-                attributes[RESPONSE_MODEL] = token_labels[RESPONSE_MODEL] = usage.model
+                attributes[_RESPONSE_MODEL] = token_labels[_RESPONSE_MODEL] = usage.model
             if usage.provider:
-                attributes[PROVIDER] = token_labels[PROVIDER] = usage.provider
+                attributes[_PROVIDER] = token_labels[_PROVIDER] = usage.provider
         if self.content and self.texts:
             message: dict[str, Any] = {
                 "role": "assistant",
                 "parts": [{"type": "text", "content": "".join(text)} for text in self.texts.values()],
             }
             if self.finish_reason is not None:
-                message["finish_reason"] = attributes[FINISH_REASONS][0]  # type: ignore[index]
-            attributes[OUTPUT_MESSAGES] = _json([message])
+                message["finish_reason"] = attributes[_FINISH_REASONS][0]  # type: ignore[index]
+            attributes[_OUTPUT_MESSAGES] = _json([message])
         span.set_attributes(attributes)
-        if self.failure is not None or outcome == ERROR:
+        if self.failure is not None or outcome == _ERROR:
             span.set_status(Status(StatusCode.ERROR, self.failure[1] if self.failure else None))
         span.end()
         m = self.instruments
@@ -545,28 +545,28 @@ class RunTelemetry:
             m.first_token.record(self.first_token, self.labels)
         if usage is not None:
             if usage.input_tokens is not None:
-                m.tokens.record(usage.input_tokens, {**token_labels, TOKEN_TYPE: "input"})
+                m.tokens.record(usage.input_tokens, {**token_labels, _TOKEN_TYPE: "input"})
             if usage.output_tokens is not None:
-                m.tokens.record(usage.output_tokens, {**token_labels, TOKEN_TYPE: "output"})
+                m.tokens.record(usage.output_tokens, {**token_labels, _TOKEN_TYPE: "output"})
 
     def _outcome(self) -> tuple[str, str | None]:
         """How the run ended (``streamkit.run.outcome``) and its ``error.type``."""
         if self.failure is not None:
-            return ERROR, self.failure[0]
+            return _ERROR, self.failure[0]
         if self.aborted is not None:
-            return (CANCELLED if self.aborted == CANCELLED else ABORTED), None
+            return (_CANCELLED if self.aborted == _CANCELLED else _ABORTED), None
         if self.completed:
-            return (DETACHED_OUTCOME if self.reader_gone else FINISHED), None
+            return (_DETACHED_OUTCOME if self.reader_gone else _FINISHED), None
         # The frames stopped before the agent's end.
         if _stopping():
             self.failure = ("shutdown", "the server shut down")
-            return ERROR, "shutdown"
+            return _ERROR, "shutdown"
         if self.mode == "starting":
             self.failure = ("store_unavailable", "the stream store could not be reached")
-            return ERROR, "store_unavailable"
+            return _ERROR, "store_unavailable"
         if self.mode == "resumable":
-            return CANCELLED, None
-        return DISCONNECTED, None
+            return _CANCELLED, None
+        return _DISCONNECTED, None
 
 
 def _str_attr(obj: object, name: str) -> str | None:
@@ -584,10 +584,10 @@ def _tool_start(run: RunTelemetry, event: Any) -> None:
 def _tool_end(run: RunTelemetry, event: Any) -> None:
     tool = run._tool(event.id, event.name)
     if run.content and event.input is not None:
-        tool.span.set_attribute(TOOL_ARGUMENTS, _json(event.input))
+        tool.span.set_attribute(_TOOL_ARGUMENTS, _json(event.input))
     if event.error is not None:
         tool.status = "error"
-        tool.span.set_attribute(ERROR_TYPE, "invalid_input")
+        tool.span.set_attribute(_ERROR_TYPE, "invalid_input")
         tool.span.set_status(Status(StatusCode.ERROR, event.error))
 
 
@@ -599,16 +599,16 @@ def _tool_result(run: RunTelemetry, event: Any) -> None:
         return
     span = tool.span
     if run.content and event.output is not None:
-        span.set_attribute(TOOL_RESULT, _json(event.output))
+        span.set_attribute(_TOOL_RESULT, _json(event.output))
     if event.denied:
         tool.status = "denied"
     elif event.error is not None:
         tool.status = "error"
-        span.set_attribute(ERROR_TYPE, "tool_error")
+        span.set_attribute(_ERROR_TYPE, "tool_error")
         span.set_status(Status(StatusCode.ERROR, event.error))
     elif tool.status == "pending":
         tool.status = "ok"
-    span.set_attribute(TOOL_STATUS, tool.status)
+    span.set_attribute(_TOOL_STATUS, tool.status)
     span.end()
     tool.status = "done"
 
@@ -618,7 +618,7 @@ def _step_start(run: RunTelemetry, event: Any) -> None:
         f"step {event.name}",
         context=run._parent_of_child(),
         kind=SpanKind.INTERNAL,
-        attributes={STEP_NAME: event.name},
+        attributes={_STEP_NAME: event.name},
     )
     context = trace.set_span_in_context(span, run.context)
     run.steps.append((event.name, span, context))
@@ -636,16 +636,16 @@ def _step_finish(run: RunTelemetry, event: Any) -> None:
 
 
 def _approval_request(run: RunTelemetry, event: Any) -> None:
-    attributes: dict[str, AttributeValue] = {APPROVAL_ID: event.id, TOOL_CALL_ID: event.tool_call_id}
+    attributes: dict[str, AttributeValue] = {_APPROVAL_ID: event.id, _TOOL_CALL_ID: event.tool_call_id}
     if run.content and event.reason:
-        attributes[APPROVAL_REASON] = event.reason
+        attributes[_APPROVAL_REASON] = event.reason
     run.span.add_event("streamkit.approval.requested", attributes)
 
 
 def _approval_response(run: RunTelemetry, event: Any) -> None:
-    attributes: dict[str, AttributeValue] = {APPROVAL_ID: event.id, APPROVED: event.approved}
+    attributes: dict[str, AttributeValue] = {_APPROVAL_ID: event.id, _APPROVED: event.approved}
     if run.content and event.reason:
-        attributes[APPROVAL_REASON] = event.reason
+        attributes[_APPROVAL_REASON] = event.reason
     run.span.add_event("streamkit.approval.answered", attributes)
 
 
@@ -654,7 +654,7 @@ def _finished(run: RunTelemetry, event: Any) -> None:
     if event.usage is not None:
         run.usage = event.usage
     if event.interrupts:
-        run.span.set_attribute(INTERRUPTS, len(event.interrupts))
+        run.span.set_attribute(_INTERRUPTS, len(event.interrupts))
 
 
 def _run_error(run: RunTelemetry, event: Any) -> None:
@@ -662,7 +662,7 @@ def _run_error(run: RunTelemetry, event: Any) -> None:
 
 
 def _run_aborted(run: RunTelemetry, event: Any) -> None:
-    run.aborted = event.reason or ABORTED
+    run.aborted = event.reason or _ABORTED
 
 
 _HANDLERS: dict[str, Callable[[RunTelemetry, Any], None]] = {
@@ -913,7 +913,7 @@ def serving(run: RunTelemetry | None, mode: str, stream_id: str | None = None) -
     if run is not None:
         run.mode = mode
         if stream_id is not None:
-            run.span.set_attribute(STREAM_ID, stream_id)
+            run.span.set_attribute(_STREAM_ID, stream_id)
 
 
 def watched(content: AsyncIterable[bytes], run: RunTelemetry | None) -> AsyncIterable[bytes]:
@@ -948,17 +948,17 @@ def resumed(
         return stream
     tracer, instruments = resolved
     protocol = scope.partition(":")[0]
-    labels: dict[str, AttributeValue] = {PROTOCOL: protocol}
-    attributes: dict[str, AttributeValue] = {PROTOCOL: protocol, STREAM_ID: stream_id, CONVERSATION: chat}
+    labels: dict[str, AttributeValue] = {_PROTOCOL: protocol}
+    attributes: dict[str, AttributeValue] = {_PROTOCOL: protocol, _STREAM_ID: stream_id, _CONVERSATION: chat}
     if after is not None:
-        attributes[RESUME_AFTER] = after
+        attributes[_RESUME_AFTER] = after
     span = tracer.start_span(
         "streamkit.resume", context=_parent(request), kind=SpanKind.INTERNAL, attributes=attributes
     )
     instruments.resumes.add(1, labels)
 
     def end(frames: int, size: int, gone: bool) -> None:
-        span.set_attributes({FRAMES: frames, BYTES: size, OUTCOME: DISCONNECTED if gone else FINISHED})
+        span.set_attributes({_FRAMES: frames, _BYTES: size, _OUTCOME: _DISCONNECTED if gone else _FINISHED})
         span.end()
 
     return _Watched(stream, _Stream(instruments, labels, None), on_end=end)
@@ -968,4 +968,4 @@ def cancel_asked(config: Telemetry | None, scope: str, found: bool) -> None:
     """Count a cancel request for a run of ``scope`` (``found``: there was a run to cancel)."""
     resolved = _resolve(config)
     if resolved is not None:
-        resolved[1].cancels.add(1, {PROTOCOL: scope.partition(":")[0], FOUND: found})
+        resolved[1].cancels.add(1, {_PROTOCOL: scope.partition(":")[0], _FOUND: found})

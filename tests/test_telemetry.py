@@ -625,7 +625,7 @@ async def test_the_metrics_of_runs_on_every_protocol(rec: Recorder) -> None:
         tokens = {
             a["gen_ai.token.type"]: v
             for a, v in metrics["gen_ai.client.token.usage"]
-            if a[telemetry.PROTOCOL] == protocol
+            if a["streamkit.protocol"] == protocol
         }
         assert tokens == {"input": (1, IN), "output": (1, OUT)}
     usage_labels = {tuple(sorted(a)) for a, _ in metrics["gen_ai.client.token.usage"]}
