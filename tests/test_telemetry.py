@@ -548,6 +548,25 @@ async def test_a_cancelled_resumable_run(rec: Recorder) -> None:
     assert metrics["streamkit.runs"] == [({"streamkit.protocol": "aisdk", "streamkit.run.outcome": "cancelled"}, 1)]
 
 
+class DownStore(MemoryStore):
+    """A stream store that cannot be reached."""
+
+    async def active(self, chat: str) -> str | None:
+        raise ConnectionError("the store is down")
+
+
+async def test_a_run_the_store_cannot_take_is_an_error(rec: Recorder) -> None:
+    options = rec.options(resumable=Resumable(DownStore()))
+    app = Starlette(routes=agui.routes(scripted, options=options))
+    async with client(app) as http:
+        response = await http.post("/api/agui", json=agui_body())
+    assert response.status_code == 503
+    run = run_span(rec)
+    a = run.attributes or {}
+    assert a["streamkit.run.outcome"] == "error" and a["error.type"] == "store_unavailable"
+    assert a["streamkit.run.frames"] == 0 and run.status.status_code is StatusCode.ERROR
+
+
 async def test_a_cancelled_dialect_run(rec: Recorder) -> None:
     gate = Gate()
     app = Starlette(routes=dsh.routes(gate, options=rec.options()))
