@@ -474,6 +474,22 @@ async def test_a_client_that_leaves_stops_a_bound_run(rec: Recorder) -> None:
     assert metrics["streamkit.runs"] == [({"streamkit.protocol": "aisdk", "streamkit.run.outcome": "disconnected"}, 1)]
 
 
+async def test_a_run_cut_by_the_server_s_shutdown_is_an_error_not_a_disconnect(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield TextStart(id="t")
+        yield TextDelta(id="t", delta="thinking")
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(telemetry, "_stopping", lambda: True)  # the server is stopping when the stream ends
+    app = Starlette(routes=dsh.routes(agent, options=rec.options()))
+    await asyncio.wait_for(asgi(app, "POST", "/api/agent/stream", {"agentId": "s", "message": "go"}, leave_after=2), 5)
+    a = run_span(rec).attributes or {}
+    assert a["streamkit.run.outcome"] == "error" and a["error.type"] == "shutdown"
+    assert "streamkit.disconnects" not in rec.metrics()
+
+
 async def test_a_detached_run_goes_on_without_its_client(rec: Recorder) -> None:
     release = asyncio.Event()
     done = asyncio.Event()
