@@ -6,6 +6,7 @@ dialect's), a resume, the metrics, and nothing at all when telemetry is off or O
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import subprocess
 import sys
@@ -676,9 +677,10 @@ def test_nothing_is_wrapped_without_a_provider() -> None:
     assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)  # no global provider in the tests
     run = RunInput(thread_id="t", run_id="r")
     mapper = aisdk.AISDKMapper()
-    frames = run_frames(scripted, run, mapper, options=StreamOptions())
+    context = contextvars.copy_context()  # run_frames binds the run id for the log lines: not in this thread's
+    frames = context.run(run_frames, scripted, run, mapper, options=StreamOptions())
     assert type(frames).__name__ == "async_generator"  # encode_frames' own generator, nothing around it
-    assert telemetry.run_of(mapper) is None
+    assert context.run(telemetry.run_of, mapper) is None
     assert telemetry.observe_run(Telemetry(enabled=False), scripted, run, mapper, None) is None
 
 
