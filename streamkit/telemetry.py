@@ -8,8 +8,9 @@ pipeline (:mod:`streamkit.serve`) calls the hooks here, so every protocol is rec
   ``traceparent`` the request carries) and returns a :class:`RunTelemetry` that wraps the agent's events (tool,
   step and first-token spans and events, usage, the outcome) and the run's frames (frames, bytes, time to the
   first frame; the span ends with the frames);
-* :func:`watched` wraps what a response sends (open streams, disconnects); :func:`resumed` a reconnect's
-  stream (its own span); :func:`cancel_asked` counts the cancel requests.
+* :func:`run_of` finds that run again where the response is built, :func:`serving` tells it how it is served
+  (bound, detached, resumable), :func:`watched` wraps what the response sends (open streams, disconnects);
+* :func:`resumed` wraps a reconnect's stream (a span of its own); :func:`cancel_asked` counts the cancels.
 
 What is recorded, the names and the outcomes are listed in ``docs/observability.md``.
 
@@ -18,7 +19,8 @@ were given, so nothing is added per frame (a run pays one check). When it is on,
 with the run's span current, so that the spans the provider SDKs' instrumentations open nest under it: the
 agent's generator runs inside the frame writer's iteration, in whatever task pulls the frames (the response's,
 a detached run's producer, a resumable run's writer), so the run's context is attached around each pull of an
-event, not once where the run starts.
+event, not once where the run starts. Whether the server is stopping (a run cut short by a shutdown is an
+error, not a disconnect) is asked of :mod:`streamkit.sse`, which owns that check.
 """
 
 from __future__ import annotations
