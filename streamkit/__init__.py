@@ -9,8 +9,7 @@ worker.
 """
 
 
+from ._version import __version__
 from .serve import StreamOptions
-
-__version__ = "0.1.0"
 
 __all__ = ["StreamOptions", "__version__"]

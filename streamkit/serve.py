@@ -11,6 +11,9 @@ frames between them (the dialect tells its sessions how each run ended) calls th
 
 With a resumable run, :func:`resume_endpoint` answers a reconnect with the stored stream (from an SSE
 ``Last-Event-ID``) and :func:`cancel_endpoint` stops the run from any worker; each protocol decides at which URLs.
+
+Every run, reconnect and cancel is recorded with OpenTelemetry when the app configured it (``options.telemetry``,
+else the global providers): the hooks are :mod:`streamkit.telemetry`'s, called here so every protocol has them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Protocol
 from starlette.requests import Request
 from starlette.responses import Response
 
+from . import telemetry
 from .detach import detach
 from .events import Agent, RunInput
 from .events.logs import bind_run
@@ -29,6 +33,7 @@ from .frames import ErrorHook, Mapper, encode_frames, shutdown_frames, start_age
 from .http import Authorize, HTTPError, Limits, authorize_request, error_response
 from .resumable import Resumable, as_resumable, endings_from_mapper, last_event_id
 from .store import RunInfo, StreamStore
+from .telemetry import Telemetry
 
 __all__ = [
     "ResumeScope",
@@ -63,7 +68,9 @@ class StreamOptions:
     * with ``resumable`` (a :class:`~streamkit.resumable.Resumable` or a stream store) runs outlive their
       request and can be resumed and cancelled (each protocol says at which URLs). Without it, a client that
       goes away cancels the run, unless ``detach_runs``: then the run goes on to completion with at most
-      ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.detach.detach`).
+      ``max_buffer_bytes`` of unread frames kept (see :func:`~streamkit.detach.detach`);
+    * ``telemetry`` says how runs are recorded with OpenTelemetry (:class:`~streamkit.telemetry.Telemetry`;
+      by default with the global tracer and meter providers, when the app configured them).
     """
 
     limits: Limits = Limits()
@@ -76,6 +83,7 @@ class StreamOptions:
     resumable: Resumable | StreamStore | None = None
     detach_runs: bool = False
     max_buffer_bytes: int = 1024 * 1024
+    telemetry: Telemetry | None = None
 
 
 class StreamResponse(Protocol):
@@ -115,21 +123,30 @@ class ResumeScope:
 
 
 def run_frames(
-    agent: Agent, run: RunInput, mapper: Mapper, *, options: StreamOptions, trailer: bytes = b""
+    agent: Agent,
+    run: RunInput,
+    mapper: Mapper,
+    *,
+    options: StreamOptions,
+    trailer: bytes = b"",
+    request: Request | None = None,
 ) -> AsyncIterator[bytes]:
     """The run's SSE bytes: ``agent`` called on ``run``, its events through ``mapper``, ``trailer`` last.
 
-    Log lines name the run from here on.
+    Log lines name the run from here on. With telemetry on (``options.telemetry``), the run is a span, a
+    child of ``request``'s trace, and the agent runs under it.
     """
     bind_run(run.run_id)
-    return encode_frames(
-        start_agent(agent, run),
+    observed = telemetry.observe_run(options.telemetry, agent, run, mapper, request)
+    frames = encode_frames(
+        start_agent(agent, run) if observed is None else observed.start(agent, run),
         mapper,
         trailer=trailer,
         expose_errors=options.expose_errors,
         on_error=options.on_error,
         max_frame_bytes=options.limits.max_frame_bytes,
     )
+    return frames if observed is None else observed.frames(frames)
 
 
 async def serve_frames(
@@ -151,9 +168,11 @@ async def serve_frames(
     Otherwise the run is bound to the request, or detached from it with ``options.detach_runs``, and a server
     shutdown ends it with the mapper's error frames.
     """
+    observed = telemetry.run_of(mapper)
     if resume is not None:
         keeper = resume.resumable
         endings = endings_from_mapper(mapper, dead=resume.dead, trailer=trailer)
+        telemetry.serving(observed, "starting")
         try:
             owner = keeper.owner(principal)
         except HTTPError as exc:  # a principal with no JSON form: a 500 naming the hook
@@ -165,13 +184,17 @@ async def serve_frames(
             run = await keeper.start(frames, endings, owner=owner, scope=resume.scope, chat=chat, meta=meta)
         except HTTPError as exc:  # the stream store is unreachable: 503
             return exc.response()
+        telemetry.serving(observed, "resumable", stream_id=run)
         return response(
-            keeper.read(run, dead=resume.dead), heartbeat=options.heartbeat, send_timeout=options.send_timeout
+            telemetry.watched(keeper.read(run, dead=resume.dead), observed),
+            heartbeat=options.heartbeat,
+            send_timeout=options.send_timeout,
         )
     if options.detach_runs:
+        telemetry.serving(observed, "detached")
         frames = detach(frames, max_buffer_bytes=options.max_buffer_bytes)
     return response(
-        frames,
+        telemetry.watched(frames, observed),
         heartbeat=options.heartbeat,
         send_timeout=options.send_timeout,
         on_shutdown=lambda: shutdown_frames(mapper, trailer),
@@ -189,15 +212,17 @@ async def serve_run(
     resume: ResumeScope | None = None,
     chat: str = "",
     meta: Mapping[str, str] | None = None,
+    request: Request | None = None,
 ) -> Response:
-    """The response of a protocol's run endpoint: ``agent``'s run through ``mapper`` (:func:`run_frames`),
-    delivered as :func:`serve_frames` says (resumable for ``run.principal``'s ``chat``, detached or bound)."""
+    """The response of a protocol's run endpoint: ``agent``'s run through ``mapper`` (:func:`run_frames`, a
+    span in ``request``'s trace with telemetry on), delivered as :func:`serve_frames` says (resumable for
+    ``run.principal``'s ``chat``, detached or bound)."""
     if resume is not None:
         try:
             resume.resumable.owner(run.principal)  # before the agent is called: a principal with no JSON form
         except HTTPError as exc:
             return exc.response()
-    frames = run_frames(agent, run, mapper, options=options, trailer=trailer)
+    frames = run_frames(agent, run, mapper, options=options, trailer=trailer, request=request)
     return await serve_frames(
         frames,
         mapper,
@@ -241,6 +266,8 @@ def resume_endpoint(
             stream = replay(info, chat)
         else:
             stream = keeper.read(info.run, dead=resume.dead, after=after or 0)
+        last_id = request.headers.get("last-event-id") if after is not None else None
+        stream = telemetry.resumed(options.telemetry, request, resume.scope, info.run, chat, last_id, stream)
         return response(stream, heartbeat=options.heartbeat, send_timeout=options.send_timeout)
 
     return endpoint
@@ -269,6 +296,7 @@ def cancel_endpoint(
             cancelled = info is not None and await keeper.cancel(info.run, owner)
         except HTTPError as exc:
             return exc.response()
+        telemetry.cancel_asked(options.telemetry, resume.scope, cancelled)
         if not cancelled:
             return error_response(404, missing, field)
         return Response(status_code=204)

@@ -71,7 +71,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from .events.logs import run_logger
 
-__all__ = ["EventStreamResponse"]
+__all__ = ["EventStreamResponse", "server_stopping"]
 
 logger = run_logger("streamkit")
 
@@ -423,7 +423,7 @@ async def _poll(listeners: set[_ShutdownSignal]) -> None:
     """Until the server is stopping, look every ``_POLL`` seconds; then tell every stream of this event loop."""
     loop = asyncio.get_running_loop()
     try:
-        while not _stopping():
+        while not server_stopping():
             await asyncio.sleep(_POLL)
         for shutdown in list(listeners):
             shutdown.set()
@@ -432,7 +432,7 @@ async def _poll(listeners: set[_ShutdownSignal]) -> None:
             del _listeners[loop]
 
 
-def _stopping() -> bool:
+def server_stopping() -> bool:
     """Whether the server is shutting down: sse-starlette's flag, or the flag of the uvicorn server that
     handles SIGTERM (unless the automatic drain is off, when only the flag counts)."""
     if AppStatus.should_exit:

@@ -11,6 +11,17 @@ import types
 import pytest
 
 FACES: dict[str, list[str]] = {
+    "streamkit.telemetry": [
+        "RunTelemetry",
+        "Telemetry",
+        "cancel_asked",
+        "observe_run",
+        "protocol_of",
+        "resumed",
+        "run_of",
+        "serving",
+        "watched",
+    ],
     "streamkit": [
         "StreamOptions",
         "__version__",
@@ -130,6 +141,7 @@ FACES: dict[str, list[str]] = {
     ],
     "streamkit.sse": [
         "EventStreamResponse",
+        "server_stopping",
     ],
     "streamkit.stringify": [
         "JsText",

@@ -137,7 +137,15 @@ def routes(agent: Agent, *, path: str = "/api/agui", options: StreamOptions = St
         except HTTPError as exc:
             return exc.response()
         return await serve_run(
-            agent, run, mapper, options=options, response=AGUIResponse, resume=resume, chat=thread_id, meta=meta
+            agent,
+            run,
+            mapper,
+            options=options,
+            response=AGUIResponse,
+            resume=resume,
+            chat=thread_id,
+            meta=meta,
+            request=request,
         )
 
     endpoints: list[BaseRoute] = [Route(path, endpoint, methods=["POST"], name="agui")]

@@ -179,6 +179,7 @@ def routes(
             trailer=DONE,
             resume=resume,
             chat=chat_id,
+            request=request,
         )
 
     async def no_stream(request: Request) -> Response:

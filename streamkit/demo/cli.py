@@ -16,17 +16,25 @@ AI SDK chat endpoint, ``--remote-header`` for its credentials)::
 
     streamkit demo --agui-url http://localhost:8123/agent
     streamkit demo --aisdk-url http://localhost:3000/api/chat --remote-header "Authorization: Bearer ..."
+
+``--otel`` records every run with OpenTelemetry (:mod:`streamkit.telemetry`; needs ``opentelemetry-sdk``): the
+spans are printed to the console, or sent where the standard ``OTEL_EXPORTER_OTLP_*`` variables say (with the
+metrics) when an OTLP endpoint is set and the OTLP exporter package is installed::
+
+    streamkit demo --otel
+    OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_SERVICE_NAME=chat streamkit demo --otel
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import logging
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..events import Agent
 from ..sources.agui import RemoteAGUIAgent
@@ -34,7 +42,7 @@ from ..sources.aisdk import RemoteAISDKAgent
 from .agent import Pacing, ScriptedAgent
 from .models import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
-__all__ = ["build_parser", "main", "make_agent"]
+__all__ = ["build_parser", "main", "make_agent", "setup_otel"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,8 +106,61 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="allow a page on ORIGIN (e.g. http://localhost:3000) to call the routes; repeatable",
     )
+    demo.add_argument(
+        "--otel",
+        action="store_true",
+        help="record every run with OpenTelemetry: spans to the console, or to the OTLP endpoint that "
+        "OTEL_EXPORTER_OTLP_ENDPOINT names (needs opentelemetry-sdk, and an OTLP exporter package for OTLP)",
+    )
     demo.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser
+
+
+_SDK_MISSING = (
+    "--otel needs the OpenTelemetry SDK: pip install 'streamkit[otel]' opentelemetry-sdk "
+    "(and opentelemetry-exporter-otlp to send to a collector)"
+)
+
+
+def setup_otel(env: Mapping[str, str]) -> str:
+    """Install global OpenTelemetry providers for the demo; where the spans go.
+
+    With ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) set, spans and metrics
+    are sent over OTLP as the standard ``OTEL_EXPORTER_OTLP_*`` variables say (``..._PROTOCOL`` ``grpc`` or
+    ``http/protobuf``, the default); otherwise spans are printed to the console. The service is
+    ``streamkit-demo`` unless ``OTEL_SERVICE_NAME`` says otherwise. Exits with what to install when a package
+    is missing.
+    """
+    try:
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
+    except ImportError:
+        raise SystemExit(_SDK_MISSING) from None
+    resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or "streamkit-demo"})
+    tracer_provider = TracerProvider(resource=resource)
+    endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not endpoint:
+        tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        trace.set_tracer_provider(tracer_provider)
+        return "spans to the console"
+    protocol = env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+    protocol = protocol or "http/protobuf"
+    kind = "grpc" if protocol == "grpc" else "http"
+    try:
+        spans = importlib.import_module(f"opentelemetry.exporter.otlp.proto.{kind}.trace_exporter")
+        points = importlib.import_module(f"opentelemetry.exporter.otlp.proto.{kind}.metric_exporter")
+    except ImportError:
+        needed = f"opentelemetry-exporter-otlp-proto-{kind}"
+        raise SystemExit(f"OTEL_EXPORTER_OTLP_ENDPOINT is set: sending over OTLP needs pip install {needed}") from None
+    tracer_provider.add_span_processor(BatchSpanProcessor(spans.OTLPSpanExporter()))
+    trace.set_tracer_provider(tracer_provider)
+    reader = PeriodicExportingMetricReader(points.OTLPMetricExporter())
+    metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
+    return f"spans and metrics over OTLP ({protocol}) to {endpoint}"
 
 
 def make_agent(args: argparse.Namespace) -> Agent:
@@ -177,6 +238,7 @@ def _demo(args: argparse.Namespace) -> int:
         )
         return 1
     agent = make_agent(args)
+    telemetry = setup_otel(os.environ) if getattr(args, "otel", False) else None
     app = create_app(agent, cors_origins=args.cors_origin)
     if isinstance(agent, ModelAgent):
         who = f"{agent.provider} model {agent.model} at {agent.base_url}"
@@ -190,6 +252,8 @@ def _demo(args: argparse.Namespace) -> int:
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("streamkit").setLevel(args.log_level.upper())
     print(f"streamkit demo: http://{host}:{args.port}  ({who})", flush=True)
+    if telemetry is not None:
+        print(f"streamkit demo: OpenTelemetry on, {telemetry}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 

@@ -169,7 +169,7 @@ def routes(
             return exc.response()
         run_input = to_run_input(body, history=session.history, principal=principal, run_id=run.run_id)
         mapper = mapper_for(body, run_input, model=model, strict=options.strict)
-        frames = run_frames(_guarded(agent, run), run_input, mapper, options=options)
+        frames = run_frames(_guarded(agent, run), run_input, mapper, options=options, request=request)
         return _Tracked(frames, keeper, session, run, mapper), mapper, run_input
 
     async def stream(request: Request) -> Response:
