@@ -28,6 +28,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     # framing and JSON
     ("sse.empty", "error", "The body holds no SSE frame: the client shows nothing."),
     ("sse.unterminated", "error", "The last frame has no blank line after it: the client's parser drops it."),
+    ("sse.truncated", "warning", "The body is cut inside a frame: the client drops the partial frame."),
     (
         "sse.unterminated-kept",
         "warning",
@@ -79,9 +80,11 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("agui.run-restarted", "error", "RUN_STARTED while the run is active: the client fails the run."),
     ("agui.after-terminal", "error", "An event after RUN_FINISHED or RUN_ERROR: the client fails the run."),
     ("agui.message-not-active", "error", "Content or end for a message that is not active: the client fails the run."),
-    ("agui.message-active", "error", "A start for a message id already active: the client fails the run."),
+    ("agui.message-active", "error", "A start for a message or reasoning span already active: the client fails the run."),
     ("agui.tool-call-not-active", "error", "Args or end for a tool call that is not active: the client fails the run."),
     ("agui.tool-call-active", "error", "TOOL_CALL_START for a call already active: the client fails the run."),
+    ("agui.step-active", "error", "STEP_STARTED for a step already active: the client fails the run."),
+    ("agui.chunk-without-id", "error", "The first TEXT_MESSAGE_CHUNK or TOOL_CALL_CHUNK has no id: the client fails."),
     ("agui.step-not-started", "error", "STEP_FINISHED for a step never started: the client fails the run."),
     ("agui.open-at-finish", "error", "RUN_FINISHED with a message, tool call or step open: the client fails the run."),
     ("agui.patch-failed", "error", "A STATE_DELTA that does not apply to the client's state: the client drops it."),

@@ -109,7 +109,12 @@ def _split(text: str, protocol: str, out: _Findings) -> list[_Frame]:
             if protocol == "agui":
                 out.add("sse.unterminated-kept", frame, "the body ends inside this frame")
             else:
-                out.add("sse.unterminated", frame.index, "the body ends inside a frame: " + block[:80])
+                try:
+                    orjson.loads(frame.data)
+                except orjson.JSONDecodeError:
+                    out.add("sse.truncated", frame.index, "the body is cut inside a frame: " + block[:80])
+                else:
+                    out.add("sse.unterminated", frame.index, "the last frame is not ended: " + block[:80])
                 continue
         frames.append(frame)
     return frames
@@ -228,8 +233,7 @@ def _agui_schema(event: dict[str, Any], version: str, frame: _Frame, out: _Findi
         else:
             out.add("schema.type-unknown", frame, f"no AG-UI version has a {kind} event")
         return True
-    elsewhere = {name for v in AGUI_EVENTS for name in _agui_fields(v, kind)} if kind in AGUI_EVENTS["0.0"] else set()
-    elsewhere |= {name for other in AGUI_EVENTS.values() for name in other.get(kind, {})}
+    elsewhere = {name for v, types in AGUI_EVENTS.items() if kind in types for name in _agui_fields(v, kind)}
     refused = _check_fields(
         event, _agui_fields(version, kind), elsewhere, frame, out,
         elsewhere_rule="agui.field-not-in-version", version=f"AG-UI {version}",
@@ -360,8 +364,11 @@ def _validate_aisdk(frames: list[_Frame], version: int, message: dict[str, Any] 
 class _Verifier:
     """The sequence rules ``@ag-ui/client``'s verifier enforces, and its state reducer's patches."""
 
-    def __init__(self, out: _Findings, history: list[dict[str, Any]], state: Any) -> None:
+    def __init__(self, out: _Findings, history: list[dict[str, Any]], state: Any, version: str) -> None:
         self.out = out
+        self.spans_checked = version != "0.0"  # 0.0 does not verify reasoning at all
+        self.thinking: str | None = None
+        self.thinking_message: str | None = None
         self.run: str | None = None
         self.text: set[str] = set()
         self.reasoning: set[str] = set()
@@ -402,6 +409,12 @@ class _Verifier:
                 return self.fail("agui.run-restarted", frame, "RUN_STARTED while the run is active")
             self.run = "active"
             self.text, self.reasoning, self.phases, self.tools, self.steps = set(), set(), set(), set(), set()
+        elif kind.startswith("THINKING_"):
+            return self._thinking(kind, frame)
+        elif kind.startswith("REASONING_") and not self.spans_checked:
+            pass
+        elif kind in ("REASONING_START", "REASONING_END"):
+            return self._span(kind, event["messageId"], frame)
         elif kind in ("TEXT_MESSAGE_START", "REASONING_MESSAGE_START"):
             active = self.text if kind == "TEXT_MESSAGE_START" else self.reasoning
             if event["messageId"] in active:
@@ -417,12 +430,16 @@ class _Verifier:
                 self.out.add("seq.empty-delta", frame, f"{kind} with an empty delta")
         elif kind == "TEXT_MESSAGE_CHUNK":
             mid = event.get("messageId")
+            if mid is None and self.chunk_text is None:
+                return self.fail("agui.chunk-without-id", frame, "the first TEXT_MESSAGE_CHUNK has no messageId")
             if mid is not None and mid != self.chunk_text:
                 self._close_chunks()
                 self.text.add(mid)
                 self.chunk_text = mid
         elif kind == "TOOL_CALL_CHUNK":
             cid = event.get("toolCallId")
+            if cid is None and self.chunk_tool is None:
+                return self.fail("agui.chunk-without-id", frame, "the first TOOL_CALL_CHUNK has no toolCallId")
             if cid is not None and cid != self.chunk_tool:
                 self._close_chunks()
                 self.tools.add(cid)
@@ -444,6 +461,8 @@ class _Verifier:
             if event["toolCallId"] not in self.calls:
                 self.out.add("agui.result-unknown-call", frame, f"no tool call {event['toolCallId']!r}")
         elif kind == "STEP_STARTED":
+            if event["stepName"] in self.steps:
+                return self.fail("agui.step-active", frame, f"step {event['stepName']!r} is already active")
             self.steps.add(event["stepName"])
         elif kind == "STEP_FINISHED":
             if event["stepName"] not in self.steps:
@@ -457,7 +476,7 @@ class _Verifier:
             except PatchError as exc:
                 self.out.add("agui.patch-failed", frame, f"the patch does not apply: {exc}")
         elif kind == "RUN_FINISHED":
-            still = sorted(self.text | self.reasoning | self.tools | self.steps)
+            still = sorted(self.text | self.reasoning | self.phases | self.tools | self.steps)
             if still:
                 return self.fail("agui.open-at-finish", frame, f"still open: {still}")
             self.run = "finished"
@@ -465,11 +484,52 @@ class _Verifier:
             self.run = "errored"
         return False
 
+    def _span(self, kind: str, span: str, frame: _Frame) -> bool:
+        if kind == "REASONING_START":
+            if span in self.phases:
+                return self.fail("agui.message-active", frame, f"reasoning span {span!r} is already active")
+            self.phases.add(span)
+        elif span not in self.phases:
+            return self.fail("agui.message-not-active", frame, f"REASONING_END for {span!r}")
+        else:
+            self.phases.discard(span)
+        return False
+
+    def _thinking(self, kind: str, frame: _Frame) -> bool:
+        """1.0 turns the deprecated THINKING_* events into REASONING_* ones under ids of its own."""
+        if not self.spans_checked:  # 0.0 verifies thinking messages inside a thinking step
+            if kind == "THINKING_START":
+                self.thinking = "thinking"
+            elif kind == "THINKING_END":
+                self.thinking = None
+            elif kind == "THINKING_TEXT_MESSAGE_START":
+                if self.thinking is None:
+                    return self.fail("agui.message-not-active", frame, f"{kind} outside THINKING_START/END")
+                self.thinking_message = "thinking-message"
+            elif self.thinking_message is None:
+                return self.fail("agui.message-not-active", frame, f"{kind} without a thinking message")
+            elif kind == "THINKING_TEXT_MESSAGE_END":
+                self.thinking_message = None
+            return False
+        if kind == "THINKING_START":
+            self.thinking = f"thinking-{self.seen}"
+            return self._span("REASONING_START", self.thinking, frame)
+        if kind == "THINKING_END":
+            return self._span("REASONING_END", self.thinking or "thinking", frame)
+        if kind == "THINKING_TEXT_MESSAGE_START":
+            self.thinking_message = f"thinking-message-{self.seen}"
+            self.reasoning.add(self.thinking_message)
+        elif self.thinking_message not in self.reasoning:
+            return self.fail("agui.message-not-active", frame, f"{kind} without a thinking message")
+        elif kind == "THINKING_TEXT_MESSAGE_END":
+            self.reasoning.discard(self.thinking_message)
+        return False
+
 
 def _validate_agui(
     frames: list[_Frame], version: str, history: list[dict[str, Any]], state: Any, out: _Findings
 ) -> Report:
-    verifier = _Verifier(out, history, state)
+    verifier = _Verifier(out, history, state, version)
     events: list[dict[str, Any]] = []
     applied: list[dict[str, Any]] = []
     stopped = False
@@ -490,7 +550,7 @@ def _validate_agui(
         applied.append(event)
     if not stopped and verifier.run == "active":
         out.add("seq.terminal-missing", None, "no RUN_FINISHED or RUN_ERROR")
-        still = sorted(verifier.text | verifier.reasoning | verifier.tools | verifier.steps)
+        still = sorted(verifier.text | verifier.reasoning | verifier.phases | verifier.tools | verifier.steps)
         if still:
             out.add("seq.open-at-end", None, f"open at the end: {still}")
     folded = agui.fold(applied, messages=history, state=state)

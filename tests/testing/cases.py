@@ -47,6 +47,7 @@ CLEAN: list[tuple[str, Any, str]] = [
 CASES: list[tuple[str, str, Any, str]] = [
     ("sse.empty", "aisdk", 7, ""),
     ("sse.unterminated", "aisdk", 7, sse(S, TS, TD, TE, done=False) + 'data: {"type":"finish"}'),
+    ("sse.truncated", "aisdk", 7, sse(S, TS, TD, TE, F, done=False) + 'data: {"type":"fin'),
     ("sse.unterminated-kept", "agui", "1.0", agui_sse(RS) + "data: " + orjson.dumps(RF).decode()),
     ("sse.crlf-frames", "agui", "1.0", agui_sse(RS, RF).replace("\n\n", "\r\n\r\n")),
     ("sse.stray-line", "aisdk", 7, "hello\n\n" + sse(S, F)),
@@ -89,6 +90,8 @@ CASES: list[tuple[str, str, Any, str]] = [
      agui_sse(RS, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"}, RF)),
     ("agui.tool-call-active", "agui", "1.0",
      agui_sse(RS, *[{"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"}] * 2, RF)),
+    ("agui.step-active", "agui", "1.0", agui_sse(RS, *[{"type": "STEP_STARTED", "stepName": "s"}] * 2, RF)),
+    ("agui.chunk-without-id", "agui", "1.0", agui_sse(RS, {"type": "TEXT_MESSAGE_CHUNK", "delta": "x"}, RF)),
     ("agui.step-not-started", "agui", "1.0", agui_sse(RS, {"type": "STEP_FINISHED", "stepName": "s"}, RF)),
     ("agui.open-at-finish", "agui", "1.0", agui_sse(RS, MS, RF)),
     ("agui.patch-failed", "agui", "1.0",
