@@ -80,7 +80,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("agui.run-restarted", "error", "RUN_STARTED while the run is active: the client fails the run."),
     ("agui.after-terminal", "error", "An event after RUN_FINISHED or RUN_ERROR: the client fails the run."),
     ("agui.message-not-active", "error", "Content or end for a message that is not active: the client fails the run."),
-    ("agui.message-active", "error", "A start for a message or reasoning span already active: the client fails the run."),
+    ("agui.message-active", "error", "A start for a message or reasoning span already active: the client fails."),
     ("agui.tool-call-not-active", "error", "Args or end for a tool call that is not active: the client fails the run."),
     ("agui.tool-call-active", "error", "TOOL_CALL_START for a call already active: the client fails the run."),
     ("agui.step-active", "error", "STEP_STARTED for a step already active: the client fails the run."),

@@ -19,7 +19,6 @@ from streamkit import aisdk
 from streamkit.events import ChatEvent
 from streamkit.testing import validate
 from streamkit.testing.schemas import AGUI_EVENTS, AISDK_CHUNKS
-from tests.agui.strategies import HISTORY as AGUI_HISTORY_MESSAGES
 from tests.agui.strategies import careful_runs, sloppy_runs
 from tests.agui.support import HISTORY, body_of
 from tests.aisdk.strategies import chat_events
@@ -122,7 +121,8 @@ def _complete_frames(body: str, separator: str) -> list[dict[str, Any] | None]:
     parts = body.replace("\r\n", "\n").split(separator) if separator == "\n\n" else body.split(separator)
     frames: list[dict[str, Any] | None] = []
     for n, block in enumerate(parts):
-        data = [line[6:] if line.startswith("data: ") else line[5:] for line in block.split("\n") if line.startswith("data:")]
+        lines = [line for line in block.split("\n") if line.startswith("data:")]
+        data = [line[6:] if line.startswith("data: ") else line[5:] for line in lines]
         if not data or "\n".join(data) == "[DONE]":
             continue
         try:
@@ -153,7 +153,7 @@ def agui_client_error(js: JsOracle, body: str, version: str) -> tuple[bool, str]
     """Whether the real ``@ag-ui/client`` of ``version`` fails the run or drops what the body says."""
     answer = js.call(
         "agui",
-        {"runs": [{"body": body}], "messages": HISTORY, "state": AGUI_STATE, "client": "0.0" if version == "0.0" else "1.0"},
+        {"runs": [{"body": body}], "messages": HISTORY, "state": AGUI_STATE, "client": version},
     )
     assert answer["ok"], answer.get("error")
     run = answer["result"]["runs"][0]
@@ -191,7 +191,6 @@ def judge(js: JsOracle, protocol: str, version: Any, mutation: str, body: str) -
         report = validate(body, "aisdk", version)
         client, why = aisdk_client_error(js, body, version)
     else:
-        history = [m.model_dump(exclude_none=True) for m in AGUI_HISTORY_MESSAGES][:0] + list(HISTORY)
-        report = validate(body, "agui", version, messages=history, state=AGUI_STATE)
+        report = validate(body, "agui", version, messages=HISTORY, state=AGUI_STATE)
         client, why = agui_client_error(js, body, version)
     return Verdict(protocol, version, mutation, body, not report.ok, client, why, {f.rule for f in report.errors})
