@@ -50,6 +50,11 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("schema.field-missing", "error", "A required field is absent: the client's schema refuses the frame."),
     ("schema.field-type", "error", "A field has the wrong JSON type or value: the client's schema refuses the frame."),
     ("schema.field-null", "error", "null in an optional field: the client's schema wants the field absent, not null."),
+    (
+        "schema.null-tolerated",
+        "warning",
+        "null in an optional field the client reads as absent (the spec: omit it).",
+    ),
     ("schema.unsafe-key", "error", "A __proto__ key: the AI SDK's JSON parser refuses the frame."),
     ("aisdk.field-not-in-version", "error", "A field this ai version does not know: the client ignores it (lost)."),
     ("agui.field-not-in-version", "warning", "A field this AG-UI client does not know: the client removes it."),

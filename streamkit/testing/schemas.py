@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["AGUI_BASE", "AGUI_EVENTS", "AISDK_CHUNKS", "Field", "field_spec"]
+__all__ = ["AGUI_BASE", "AGUI_EVENTS", "AGUI_NULL_TOLERATED", "AISDK_CHUNKS", "Field", "field_spec"]
 
 
 class Field(NamedTuple):
@@ -252,3 +252,8 @@ AGUI_EVENTS: dict[str, dict[str, dict[str, Field]]] = {
     v: {t: field_spec(s) for t, s in types.items()} for v, types in _AGUI.items()
 }
 """Event type to its own fields (the base ones apart), per ``@ag-ui/core`` generation (``0.0``, ``1.0``)."""
+
+AGUI_NULL_TOLERATED: frozenset[tuple[str, str]] = frozenset(
+    {("TOOL_CALL_START", "parentMessageId"), ("TOOL_CALL_CHUNK", "parentMessageId"), ("RUN_FINISHED", "outcome")}
+)
+"""``(event type, field)`` pairs whose ``null`` both AG-UI clients read as absent (their schemas say optional)."""

@@ -29,7 +29,7 @@ from ..aisdk.partial_json import has_unsafe_key
 from ..patch import PatchError, apply_patch
 from ..stringify import to_json
 from .report import Finding, Report
-from .schemas import AGUI_BASE, AGUI_EVENTS, AISDK_CHUNKS, Field
+from .schemas import AGUI_BASE, AGUI_EVENTS, AGUI_NULL_TOLERATED, AISDK_CHUNKS, Field
 
 __all__ = ["AGUI_VERSIONS", "AISDK_VERSIONS", "PROTOCOLS", "Protocol", "agui_version", "validate"]
 
@@ -164,6 +164,7 @@ def _check_fields(
     *,
     elsewhere_rule: str,
     version: str,
+    tolerated: frozenset[tuple[str, str]] = frozenset(),
 ) -> bool:
     """Check ``obj`` against ``fields``; True when the client's schema refuses it."""
     refused = False
@@ -175,7 +176,9 @@ def _check_fields(
                 refused = True
             continue
         value = obj[name]
-        if value is None and spec.kind != "any":
+        if value is None and (kind, name) in tolerated:
+            out.add("schema.null-tolerated", frame, f"{kind}.{name} is null")
+        elif value is None and spec.kind != "any":
             rule = "schema.field-type" if spec.required else "schema.field-null"
             out.add(rule, frame, f"{kind}.{name} is null")
             refused = True
@@ -236,7 +239,7 @@ def _agui_schema(event: dict[str, Any], version: str, frame: _Frame, out: _Findi
     elsewhere = {name for v, types in AGUI_EVENTS.items() if kind in types for name in _agui_fields(v, kind)}
     refused = _check_fields(
         event, _agui_fields(version, kind), elsewhere, frame, out,
-        elsewhere_rule="agui.field-not-in-version", version=f"AG-UI {version}",
+        elsewhere_rule="agui.field-not-in-version", version=f"AG-UI {version}", tolerated=AGUI_NULL_TOLERATED,
     )  # fmt: skip
     outcome = event.get("outcome")
     if kind == "RUN_FINISHED" and isinstance(outcome, dict) and outcome.get("type") not in _OUTCOMES[version]:

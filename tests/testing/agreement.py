@@ -1,9 +1,11 @@
 """Agreement of the validator with the real clients: bodies from the conformance suites' generated runs, their
 mutations, and what the real client (tests/js through the node oracle) makes of a body.
 
-The client's verdict is "error" when it rejects the stream (an error that is not the body's own ``error`` chunk
-or ``RUN_ERROR``, a failed run) or shows something else than the body's frames say (a frame it never read: the
-body's complete frames outnumber the chunks it parsed; an event it dropped; a state patch it dropped).
+The AI SDK client is the Chat behind ``useChat`` (``readUIMessageStream`` alone starts a new message at a
+``start`` chunk with another id, the Chat does not). The client's verdict is "error" when it rejects the stream
+(an error that is not the body's own ``error`` chunk or ``RUN_ERROR``, a failed run) or shows something else
+than the body's frames say (a last frame it never read, frames after an ``error`` chunk the Chat stopped at;
+an event it dropped; a state patch it dropped).
 """
 
 from __future__ import annotations
@@ -134,18 +136,22 @@ def _complete_frames(body: str, separator: str) -> list[dict[str, Any] | None]:
 
 
 def aisdk_client_error(js: JsOracle, body: str, version: int) -> tuple[bool, str]:
-    """Whether the real ``ai`` client of ``version`` rejects ``body`` or shows less than its frames say."""
-    answer = js.call("aisdk", {"body": body, "version": version, "client": "read"})
+    """Whether the real ``ai`` client of ``version`` (the Chat behind ``useChat``) rejects ``body`` or shows
+    less than its frames say (a last frame it never read: counted by the transport's own parser)."""
+    answer = js.call("aisdk", {"body": body, "version": version})
     assert answer["ok"], answer.get("error")
-    result = answer["result"]
-    chunks = result["chunks"] or []
-    error = result["error"]
-    own = next((c.get("errorText") for c in chunks if c.get("type") == "error"), None)
+    error = answer["result"]["error"]
+    frames = _complete_frames(body, "\n\n")
+    own = next((f.get("errorText") for f in frames if f and f.get("type") == "error"), None)
     if error is not None and error["message"] != own:
         return True, "rejected: " + error["message"][:200]
-    frames = _complete_frames(body, "\n\n")
-    if len(chunks) < len(frames):
-        return True, f"read {len(chunks)} of {len(frames)} frames"
+    at = next((i for i, f in enumerate(frames) if f and f.get("type") == "error"), len(frames))
+    if error is not None and at < len(frames) - 1:
+        return True, "stopped at the error chunk: later frames never shown"
+    if not body.endswith("\n\n") and frames:
+        read = js.call("aisdk", {"body": body, "version": version, "client": "read"})["result"]
+        if read["error"] is None and len(read["chunks"] or []) < len(frames):
+            return True, f"read {len(read['chunks'] or [])} of {len(frames)} frames"
     return False, "accepted"
 
 

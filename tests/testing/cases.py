@@ -60,6 +60,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("schema.field-missing", "aisdk", 7, sse(S, TS, {"type": "text-delta", "id": "t"}, TE, F)),
     ("schema.field-type", "aisdk", 7, sse(S, {"type": "finish", "finishReason": "weird"})),
     ("schema.field-null", "aisdk", 7, sse({"type": "start", "messageId": None}, F)),
+    ("schema.null-tolerated", "agui", "1.0", agui_sse(RS, {**RF, "outcome": None})),
     ("schema.unsafe-key", "aisdk", 7, sse(S, {"type": "data-x", "data": {"__proto__": {"a": 1}}}, F)),
     ("aisdk.field-not-in-version", "aisdk", 6, sse(S, TS, TD, {**TE, "citations": []}, F)),
     ("agui.field-not-in-version", "agui", "0.0", agui_sse({**RS, "protocolVersion": "1.0"}, RF)),

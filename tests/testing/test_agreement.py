@@ -1,0 +1,50 @@
+"""The validator says "error" exactly when the real client rejects a body or shows something else than its
+frames say: generated runs of the conformance suites (well-formed, careful and sloppy, every client version the
+suite runs) and one mutation of each (a frame dropped, duplicated or swapped, an id changed, a field set to null,
+removed or renamed, a type the version does not know, the body cut short), through the real clients.
+
+Known disagreement, left on purpose: a body with no frame at all (cut before its first frame, or an endpoint
+answering nothing) is an error for the validator (``sse.empty``) while the client shows an empty message and
+reports nothing; the check is meant to flag such an endpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.oracle import JsOracle
+from tests.testing.agreement import agui_bodies, aisdk_bodies, judge, mutated
+
+KNOWN = {"sse.empty"}
+"""Rules whose verdict differs from the client's on purpose (see the module)."""
+
+_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+
+
+def _agree(js: JsOracle, protocol: str, version: Any, data: st.DataObject) -> None:
+    body = data.draw(aisdk_bodies(version) if protocol == "aisdk" else agui_bodies(version), label="body")
+    mutation, changed = data.draw(mutated(body, protocol, version), label="mutation")
+    verdict = judge(js, protocol, version, mutation, changed)
+    if not verdict.agrees and verdict.engine and verdict.rules <= KNOWN:
+        return
+    assert verdict.agrees, (mutation, verdict.engine, sorted(verdict.rules), verdict.why, changed)
+
+
+@pytest.mark.parametrize("version", [5, 6, 7])
+@_SETTINGS
+@given(data=st.data())
+def test_the_validator_agrees_with_the_ai_client(js: JsOracle, version: int, data: st.DataObject) -> None:
+    _agree(js, "aisdk", version, data)
+
+
+@pytest.mark.parametrize("version", ["0.0", "1.0"])
+@_SETTINGS
+@given(data=st.data())
+def test_the_validator_agrees_with_the_ag_ui_client(js: JsOracle, version: str, data: st.DataObject) -> None:
+    _agree(js, "agui", version, data)
