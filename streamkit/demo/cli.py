@@ -1,4 +1,5 @@
-"""The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn.
+"""The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn; ``streamkit check`` checks
+an endpoint or a captured body as the real clients read it (:mod:`streamkit.testing.check`).
 
 Without a model configured the demo runs the offline scripted agent (no key, no network). Name a model
 with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead, or a provider with
@@ -27,6 +28,7 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..events import Agent
 from ..sources.agui import RemoteAGUIAgent
@@ -99,7 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow a page on ORIGIN (e.g. http://localhost:3000) to call the routes; repeatable",
     )
     demo.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    _add_check(commands)
     return parser
+
+
+def _add_check(commands: Any) -> None:
+    from ..testing.check import add_arguments
+
+    check = commands.add_parser(
+        "check",
+        help="check an endpoint's stream (or a captured body) as the real clients read it",
+        description="POST a request to an AI SDK, AG-UI or dialect endpoint and check status, headers, body "
+        "and timing; or check a captured body with --file. Exit 0: no errors, 1: errors, 2: unreachable.",
+    )
+    add_arguments(check)
 
 
 def make_agent(args: argparse.Namespace) -> Agent:
@@ -200,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "check":
+        from ..testing.check import run
+
+        return run(args)
     parser.print_help()
     return 2
 

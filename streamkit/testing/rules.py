@@ -94,6 +94,14 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("agui.open-at-finish", "error", "RUN_FINISHED with a message, tool call or step open: the client fails the run."),
     ("agui.patch-failed", "error", "A STATE_DELTA that does not apply to the client's state: the client drops it."),
     ("agui.result-unknown-call", "warning", "A TOOL_CALL_RESULT for a call this stream never made."),
+    # the HTTP response (streamkit check)
+    ("http.status", "error", "The endpoint did not answer 2xx: the client shows an error."),
+    ("http.content-type", "error", "The response is not text/event-stream: clients and proxies do not stream it."),
+    ("http.ui-message-stream", "warning", "An AI SDK stream should say x-vercel-ai-ui-message-stream: v1."),
+    ("http.cache-control", "warning", "No Cache-Control: no-cache: a proxy or CDN may cache or hold the stream."),
+    ("http.proxy-buffering", "warning", "No X-Accel-Buffering: no: nginx-style proxies buffer the stream by default."),
+    ("http.compressed", "warning", "A compressed event stream: compression middleware usually buffers it."),
+    ("timing.buffered", "error", "Every frame arrived in one burst at the end: something buffers the stream."),
     # the dialect
     ("dsh.event-unknown", "warning", "An event name the dialect does not define: a console ignores it."),
     ("dsh.after-terminal", "error", "A frame after done or error: a console has stopped reading (lost)."),

@@ -1,0 +1,135 @@
+"""``streamkit check``: the running demo passes on all three protocols, a route that buffers fails and says
+so, a bad body fails with the rule it breaks; captured bodies offline; exit statuses 0, 1 and 2."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from streamkit.demo.agent import Pacing, ScriptedAgent
+from streamkit.demo.app import create_app
+from streamkit.demo.cli import main
+from streamkit.testing.check import check_url, detect_protocol
+from tests.testing.cases import TD, TE, TS, F, S, sse
+
+GOOD = sse(S, TS, TD, TE, F)
+HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no", "x-vercel-ai-ui-message-stream": "v1"}
+
+
+async def buffered(request: Request) -> Response:
+    await asyncio.sleep(0.4)  # the whole run, then one write: what a buffering proxy delivers
+    return Response(GOOD, media_type="text/event-stream", headers=HEADERS)
+
+
+async def bad(request: Request) -> Response:
+    return Response(sse(S, TD, F), media_type="text/event-stream", headers=HEADERS)
+
+
+async def paced(request: Request) -> StreamingResponse:
+    async def frames() -> Any:
+        for block in GOOD.split("\n\n")[:-1]:
+            await asyncio.sleep(0.1)
+            yield block + "\n\n"
+
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=HEADERS)
+
+
+async def bare(request: Request) -> Response:
+    return Response(GOOD, status_code=500, media_type="text/plain")
+
+
+async def compressed(request: Request) -> Response:
+    return Response(
+        gzip.compress(GOOD.encode()), media_type="text/event-stream", headers={**HEADERS, "content-encoding": "gzip"}
+    )
+
+
+def other_server() -> Starlette:
+    handlers = {"/buffered": buffered, "/bad": bad, "/paced": paced, "/bare": bare, "/gzip": compressed}
+    return Starlette(routes=[Route(path, handler, methods=["POST"]) for path, handler in handlers.items()])
+
+
+@pytest.fixture(scope="module")
+def demo_url() -> Any:
+    from tests.support.server import LiveServer
+
+    with LiveServer(create_app(ScriptedAgent(Pacing().scaled(0.1)), static_dir=None)) as server:
+        yield server.url
+
+
+@pytest.mark.parametrize(
+    ("path", "protocol"), [("/api/chat", "aisdk"), ("/api/agui", "agui"), ("/api/agent/stream", "dsh")]
+)
+def test_the_running_demo_passes_on_every_protocol(
+    demo_url: str, path: str, protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", demo_url + path, "--message", "What's the weather in Paris?"]) == 0
+    out = capsys.readouterr().out
+    assert f"({protocol})" in out and "OK: no errors" in out and "21°C" in out
+
+
+def test_versions_are_checked_as_asked(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", demo_url + "/api/chat", "--sdk-version", "5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["report"]["version"] == "5" and data["ok"] and data["timing"]["frames"] > 3
+    assert main(["check", demo_url + "/api/agui", "--agui-version", "0.0.59", "--protocol", "agui"]) in (0, 1)
+    assert "agui 0.0" in capsys.readouterr().out
+
+
+def test_a_route_that_buffers_fails_and_says_so(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    url = live_server(other_server()).url
+    assert main(["check", url + "/buffered"]) == 1
+    out = capsys.readouterr().out
+    assert "timing.buffered" in out and "proxy" in out and "compression" in out
+    assert check_url(url + "/paced").ok
+
+
+def test_the_response_headers_are_checked(live_server: Any) -> None:
+    url = live_server(other_server()).url
+    bare = {f.rule for f in check_url(url + "/bare").http_findings}
+    assert bare == {"http.status", "http.content-type", "http.ui-message-stream", "http.cache-control",
+                    "http.proxy-buffering"}  # fmt: skip
+    result = check_url(url + "/gzip")
+    assert [f.rule for f in result.http_findings] == ["http.compressed"] and result.report.text == "hi"
+
+
+def test_a_bad_body_fails_with_its_rule(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", live_server(other_server()).url + "/bad", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [f["rule"] for f in data["report"]["findings"]] == ["aisdk.part-not-open"]
+
+
+def test_a_captured_body_is_checked_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, broken = tmp_path / "good.sse", tmp_path / "bad.sse"
+    good.write_text(GOOD)
+    broken.write_text(sse(S, TS, {**TD, "providerMetadata": None}, TE, F))
+    assert main(["check", "--file", str(good), "--protocol", "aisdk"]) == 0
+    assert main(["check", "--file", str(broken), "--protocol", "aisdk", "--sdk-version", "6"]) == 1
+    out = capsys.readouterr().out
+    assert "schema.field-null" in out and "frame 2" in out and '"providerMetadata":null' in out
+
+
+def test_unreachable_and_unreadable_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--file", str(tmp_path / "missing"), "--protocol", "agui"]) == 2
+    assert main(["check", "--file", str(tmp_path / "missing")]) == 2
+    assert main(["check", "http://127.0.0.1:9/api/chat", "--timeout", "2"]) == 2
+    assert main(["check"]) == 2
+    assert main(["check", "http://127.0.0.1:9/x", "--header", "nocolon"]) == 2
+    assert "cannot reach" in capsys.readouterr().err
+
+
+def test_the_protocol_is_read_from_the_response() -> None:
+    assert detect_protocol({"x-vercel-ai-ui-message-stream": "v1"}, "") == "aisdk"
+    assert detect_protocol({}, 'data: {"type":"RUN_STARTED"}\n\n') == "agui"
+    assert detect_protocol({}, "event: meta\ndata: {}\n\n") == "dsh"
+    assert detect_protocol({}, 'data: {"type":"start"}\n\n') == "aisdk"
+    assert detect_protocol({}, "") is None
