@@ -48,7 +48,10 @@ class Report:
 
     ``frames`` are the parsed frames (chunk dicts, AG-UI events, or the dialect's ``{"event", "data"}``);
     ``fold`` is the protocol's own fold result (a ``UIMessageFolder``, ``agui.Folded`` or ``dsh.Folded``);
-    ``messages``, ``tool_calls``, ``state`` and ``text`` are read from it the same way for every protocol.
+    ``messages``, ``tool_calls``, ``state`` and ``text`` are read from it the same way for every protocol;
+    ``outcome`` is how the run ended as the client saw it, ``pending_tool_calls`` the calls left to answer.
+    ``status`` and ``headers`` are the response's, when the body came from a route
+    (:func:`~streamkit.testing.call_route`).
     """
 
     protocol: str
@@ -62,6 +65,8 @@ class Report:
     text: str = ""
     outcome: str | None = None
     pending_tool_calls: list[str] = field(default_factory=list)
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Finding]:
@@ -83,7 +88,9 @@ class Report:
         return {f.rule for f in self.findings}
 
     def raise_for_errors(self) -> None:
-        """Raise ``AssertionError`` listing the errors, if any (for tests)."""
+        """Raise ``AssertionError`` listing the errors (and a non-2xx status), if any (for tests)."""
+        if self.status is not None and not 200 <= self.status < 300:
+            raise AssertionError(f"HTTP {self.status}\n{self.format()}")
         if not self.ok:
             raise AssertionError(self.format())
 
