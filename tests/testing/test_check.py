@@ -133,3 +133,34 @@ def test_the_protocol_is_read_from_the_response() -> None:
     assert detect_protocol({}, "event: meta\ndata: {}\n\n") == "dsh"
     assert detect_protocol({}, 'data: {"type":"start"}\n\n') == "aisdk"
     assert detect_protocol({}, "") is None
+
+
+def test_another_projects_endpoints_are_checked(live_server: Any) -> None:
+    """pydantic-ai's own AI SDK and AG-UI adapters: bodies every client version accepts, but neither response
+    says Cache-Control: no-cache nor X-Accel-Buffering: no (a proxy with default buffering holds the stream)."""
+    pytest.importorskip("pydantic_ai.ui.vercel_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.ui.ag_ui import AGUIAdapter
+    from pydantic_ai.ui.vercel_ai import VercelAIAdapter
+
+    agent: Agent[None, str] = Agent(TestModel())
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    async def chat(request: Request) -> Response:
+        return await VercelAIAdapter.dispatch_request(request, agent=agent, sdk_version=7)
+
+    async def ag_ui(request: Request) -> Response:
+        return await AGUIAdapter.dispatch_request(request, agent=agent)
+
+    routes = [Route("/chat", chat, methods=["POST"]), Route("/agui", ag_ui, methods=["POST"])]
+    url = live_server(Starlette(routes=routes)).url
+    for path, protocol, version in (("/chat", "aisdk", 7), ("/agui", "agui", "1.0")):
+        result = check_url(url + path, protocol=protocol, sdk_version=7, agui_version=str(version))
+        assert result.ok and result.report.findings == [], result.format()
+        assert {f.rule for f in result.http_findings} == {"http.cache-control", "http.proxy-buffering"}
+        assert "sunny" in result.report.text
