@@ -30,6 +30,7 @@ __all__ = [
     "CheckResult",
     "Timing",
     "add_arguments",
+    "check_clients",
     "check_file",
     "check_url",
     "detect_protocol",
@@ -81,6 +82,8 @@ class CheckResult:
     headers: dict[str, str] = field(default_factory=dict)
     http_findings: list[Finding] = field(default_factory=list)
     timing: Timing | None = None
+    client: str | None = None
+    body: str = ""
 
     @property
     def findings(self) -> list[Finding]:
@@ -107,6 +110,7 @@ class CheckResult:
             "headers": self.headers,
             "http": [f.to_dict() for f in self.http_findings],
             "timing": None if self.timing is None else self.timing.to_dict(),
+            "client": self.client,
             "report": self.report.to_dict(),
         }
 
@@ -125,6 +129,8 @@ class CheckResult:
             lines.append(f"  {f.severity.upper():7} {f.rule}: {f.message}")
             lines.append(f"          -> {f.explanation}")
         lines.append(self.report.format())
+        if self.client is not None:
+            lines.append(f"  real client: {self.client}")
         errors = sum(f.severity == "error" for f in self.findings)
         lines.append("OK: no errors" if self.ok else f"FAILED: {errors} errors")
         return "\n".join(lines)
@@ -265,13 +271,36 @@ def check_url(
             )
         )
     report = validate(text, found, _version(found, sdk_version, agui_version))
-    return CheckResult(url, found, report, status, received, findings, timing)
+    return CheckResult(url, found, report, status, received, findings, timing, body=text)
 
 
 def check_file(path: str | Path, protocol: str, *, version: int | str | None = None) -> CheckResult:
     """Check a captured body offline (``OSError`` when the file cannot be read)."""
     body = Path(path).read_bytes()
-    return CheckResult(str(path), protocol, validate(body, protocol, version))
+    return CheckResult(str(path), protocol, validate(body, protocol, version), body=body.decode("utf-8", "replace"))
+
+
+def check_clients(result: CheckResult, body: str) -> None:
+    """Run ``body`` through the real client package too and add its verdict to ``result`` (``--clients``).
+
+    Raises :class:`~streamkit.testing.clients.ClientsUnavailable` without node, npm or the packages.
+    """
+    from .clients import client_rejects, run_client
+    from .validate import agui_version
+
+    report = result.report
+    version: int | str = int(report.version) if report.protocol == "aisdk" else agui_version(report.version)
+    answer = run_client(body, report.protocol, version)
+    why = client_rejects(answer, body, report.protocol)
+    name = f"ai {version} Chat" if report.protocol == "aisdk" else f"@ag-ui/client {version}"
+    if why is None:
+        result.client = f"{name} accepted the body" + (
+            " (the validator's errors are frames or fields it drops without a word)" if not report.ok else ""
+        )
+    else:
+        result.client = f"{name} rejected the body: {why.splitlines()[0][:200]}"
+        if report.ok:
+            result.http_findings.append(Finding("clients.rejected", None, why.splitlines()[0][:300]))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -287,6 +316,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sdk-version", type=int, choices=(5, 6, 7), help="the ai major the client runs (default 7)")
     parser.add_argument("--agui-version", help="the @ag-ui/client version the client runs (0.0.x or 1.0; default 1.0)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default: %(default)s)")
+    parser.add_argument(
+        "--clients",
+        action="store_true",
+        help="also run the body through the real JS client packages (needs node; installed once into a cache)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -328,6 +362,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("streamkit check: name a URL, or --file BODY --protocol P", file=sys.stderr)
         return 2
+    if getattr(args, "clients", False):
+        from .clients import ClientsUnavailable
+
+        try:
+            check_clients(result, result.body)
+        except ClientsUnavailable as exc:
+            print(f"streamkit check --clients: {exc}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2, default=str) if args.json else result.format())
     return result.exit_code
 

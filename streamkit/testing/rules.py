@@ -102,6 +102,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("http.proxy-buffering", "warning", "No X-Accel-Buffering: no: nginx-style proxies buffer the stream by default."),
     ("http.compressed", "warning", "A compressed event stream: compression middleware usually buffers it."),
     ("timing.buffered", "error", "Every frame arrived in one burst at the end: something buffers the stream."),
+    ("clients.rejected", "error", "The real client package rejected a body the validator let pass (--clients)."),
     # the dialect
     ("dsh.event-unknown", "warning", "An event name the dialect does not define: a console ignores it."),
     ("dsh.after-terminal", "error", "A frame after done or error: a console has stopped reading (lost)."),
