@@ -164,3 +164,37 @@ def test_another_projects_endpoints_are_checked(live_server: Any) -> None:
         assert result.ok and result.report.findings == [], result.format()
         assert {f.rule for f in result.http_findings} == {"http.cache-control", "http.proxy-buffering"}
         assert "sunny" in result.report.text
+
+
+def test_a_hand_written_route_with_null_fields_is_caught(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A route written the way many FastAPI tutorials write one: pydantic models for the chunks, dumped whole,
+    so every unset optional field goes out as null: the AI SDK's chunk schema ignores the fields a chunk type
+    does not have, and refuses null in one it has (``providerMetadata`` here): the stream fails at once."""
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+
+    class Chunk(BaseModel):
+        type: str
+        id: str | None = None
+        delta: str | None = None
+        messageId: str | None = None
+        providerMetadata: dict[str, Any] | None = None
+
+    app = FastAPI()
+
+    @app.post("/api/chat")
+    async def chat() -> StreamingResponse:
+        async def stream() -> Any:
+            for chunk in (Chunk(type="start", messageId="m1"), Chunk(type="text-start", id="t"),
+                          Chunk(type="text-delta", id="t", delta="Hello"), Chunk(type="text-end", id="t"),
+                          Chunk(type="finish")):  # fmt: skip
+                yield f"data: {chunk.model_dump_json()}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    url = live_server(app).url + "/api/chat"
+    assert main(["check", url]) == 1
+    out = capsys.readouterr().out
+    assert "schema.field-null at frame 1: text-start.providerMetadata is null" in out
+    assert "http.ui-message-stream" in out and "http.proxy-buffering" in out
