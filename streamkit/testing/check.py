@@ -59,11 +59,16 @@ class Timing:
 
     @property
     def buffered(self) -> bool:
-        """Whether every frame came in one burst at the end of a response that took a while (0.25 s or more)."""
+        """Whether every frame came in one burst at the end of a response that took a while (0.25 s or more),
+        and the burst says buffering rather than a short answer after a long wait: the headers were held back
+        with the frames (what compression and buffering proxies do), or the burst is too long for a model to
+        have written it at once (20 frames or more)."""
         if self.frames < 3 or self.first_frame is None or self.last_frame is None:
             return False
         spread = self.last_frame - self.first_frame
-        return self.last_frame >= 0.25 and spread <= max(0.02, 0.05 * self.last_frame)
+        burst = self.last_frame >= 0.25 and spread <= max(0.02, 0.05 * self.last_frame)
+        held = self.first_frame - self.headers <= 0.02
+        return burst and (held or self.frames >= 20)
 
     def to_dict(self) -> dict[str, Any]:
         """The timing as JSON-ready data."""
@@ -122,7 +127,9 @@ class CheckResult:
             lines.append(f"  HTTP {self.status}, {kind}")
         if self.timing is not None:
             t = self.timing
-            first = "no frame" if t.first_frame is None else f"first frame after {t.first_frame:.3f}s"
+            first = f"headers after {t.headers:.3f}s, " + (
+                "no frame" if t.first_frame is None else f"first frame after {t.first_frame:.3f}s"
+            )
             last = "" if t.last_frame is None else f", last after {t.last_frame:.3f}s"
             lines.append(f"  {first}{last}, {t.frames} frames in {t.reads} reads")
         for f in self.http_findings:
@@ -270,7 +277,10 @@ def check_url(
                 f"after the request; usual causes: {BUFFERED_CAUSES}",
             )
         )
-    report = validate(text, found, _version(found, sdk_version, agui_version))
+    listed = payload.get("messages") if isinstance(payload, dict) else None
+    history = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else None
+    state = payload.get("state") if isinstance(payload, dict) and found == "agui" else None
+    report = validate(text, found, _version(found, sdk_version, agui_version), messages=history, state=state)
     return CheckResult(url, found, report, status, received, findings, timing, body=text)
 
 

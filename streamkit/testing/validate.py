@@ -305,8 +305,7 @@ def _validate_aisdk(frames: list[_Frame], version: int, message: dict[str, Any] 
                 out.add("aisdk.start-repeated", frame, "a second start chunk")
             started = True
         elif not started:
-            once("aisdk.start-missing", frame, f"the stream starts with {kind}")
-            started = True
+            once("aisdk.start-missing", frame, f"{kind} before the start chunk")
         if kind in ("text-delta", "reasoning-delta") and chunk.get("delta") == "":
             out.add("seq.empty-delta", frame, f"{kind} with an empty delta")
         if kind == "tool-input-delta" and chunk.get("inputTextDelta") == "":

@@ -43,6 +43,15 @@ async def paced(request: Request) -> StreamingResponse:
     return StreamingResponse(frames(), media_type="text/event-stream", headers=HEADERS)
 
 
+async def slow_start(request: Request) -> StreamingResponse:
+    async def frames() -> Any:
+        await asyncio.sleep(0.5)  # a long wait for the model's first token, then a short answer at once
+        for block in GOOD.split("\n\n")[:-1]:
+            yield block + "\n\n"
+
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=HEADERS)
+
+
 async def bare(request: Request) -> Response:
     return Response(GOOD, status_code=500, media_type="text/plain")
 
@@ -54,7 +63,8 @@ async def compressed(request: Request) -> Response:
 
 
 def other_server() -> Starlette:
-    handlers = {"/buffered": buffered, "/bad": bad, "/paced": paced, "/bare": bare, "/gzip": compressed}
+    handlers = {"/buffered": buffered, "/bad": bad, "/paced": paced, "/bare": bare, "/gzip": compressed,
+                "/slow-start": slow_start}  # fmt: skip
     return Starlette(routes=[Route(path, handler, methods=["POST"]) for path, handler in handlers.items()])
 
 
@@ -91,6 +101,8 @@ def test_a_route_that_buffers_fails_and_says_so(live_server: Any, capsys: pytest
     out = capsys.readouterr().out
     assert "timing.buffered" in out and "proxy" in out and "compression" in out
     assert check_url(url + "/paced").ok
+    slow = check_url(url + "/slow-start")  # the headers came at once: a short answer, not a buffered stream
+    assert slow.ok and slow.timing is not None and slow.timing.first_frame > 0.4, slow.format()
 
 
 def test_the_response_headers_are_checked(live_server: Any) -> None:
