@@ -105,7 +105,7 @@ def _split(text: str, protocol: str, out: _Findings) -> list[_Frame]:
         if not data:
             continue
         frame = _Frame(len(frames), block.strip("\n"), "\n".join(data), event)
-        if last:
+        if last and frame.data != "[DONE]":
             if protocol == "agui":
                 out.add("sse.unterminated-kept", frame, "the body ends inside this frame")
             else:

@@ -67,3 +67,7 @@ def test_the_report_reads_and_serializes() -> None:
     assert data["ok"] is False and data["findings"][0]["rule"] == "aisdk.part-not-open"
     with pytest.raises(AssertionError):
         report.raise_for_errors()
+
+
+def test_an_unended_done_is_still_the_end() -> None:
+    assert validate(sse(S, F)[: -len("\n\n")]).findings == []
