@@ -402,7 +402,7 @@ class _Verifier:
         self.seen += 1
         if kind not in ("TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"):
             self._close_chunks()
-        if first and kind != "RUN_STARTED":
+        if first and kind not in ("RUN_STARTED", "RUN_ERROR"):  # an error may come before the run starts
             return self.fail("agui.run-not-started", frame, f"the first event is {kind}")
         if self.run == "errored" or (self.run == "finished" and kind != "RUN_STARTED"):
             return self.fail("agui.after-terminal", frame, f"{kind} after the run ended")

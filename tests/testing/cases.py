@@ -41,6 +41,7 @@ CLEAN: list[tuple[str, Any, str]] = [
     ("agui", "1.0", agui_sse(RS, MS, MC, ME, RF)),
     ("agui", "0.0", agui_sse(RS, MS, MC, ME, RF)),
     ("dsh", None, named(("chunk", {"id": "t", "content": "hi"}), DONE)),
+    ("agui", "1.0", agui_sse({"type": "RUN_ERROR", "message": "boom"})),  # an error before the run started
 ]
 
 # (rule, protocol, version, body)
