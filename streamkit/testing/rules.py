@@ -79,7 +79,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("aisdk.client-failure", "error", "The client's stream processor fails on this chunk."),
     ("aisdk.after-finish", "warning", "Content after finish or abort: the client still shows it."),
     ("aisdk.after-error", "error", "Content after an error chunk: the client has stopped reading (lost)."),
-    ("aisdk.finish-step-open", "warning", "finish-step with text or reasoning open: the parts stay streaming."),
+    ("aisdk.finish-step-open", "warning", "finish-step with a part open: it stays streaming (ai 5, 6 forget it here)."),
     # AG-UI sequence (the client's verifier)
     ("agui.run-not-started", "error", "The first event is not RUN_STARTED: the client fails the run."),
     ("agui.run-restarted", "error", "RUN_STARTED while the run is active: the client fails the run."),
