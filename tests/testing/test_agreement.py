@@ -23,7 +23,7 @@ KNOWN = {"sse.empty"}
 """Rules whose verdict differs from the client's on purpose (see the module)."""
 
 _SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 
 
