@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["AGUI_BASE", "AGUI_EVENTS", "AGUI_NULL_TOLERATED", "AISDK_CHUNKS", "Field", "field_spec"]
+__all__ = [
+    "AGUI_BASE",
+    "AGUI_EVENTS",
+    "AGUI_NULL_TOLERATED",
+    "AISDK_CHUNKS",
+    "AISDK_CITATION",
+    "AISDK_CITED_SOURCES",
+    "Field",
+    "field_spec",
+]
 
 
 class Field(NamedTuple):
@@ -257,3 +266,14 @@ AGUI_NULL_TOLERATED: frozenset[tuple[str, str]] = frozenset(
     {("TOOL_CALL_START", "parentMessageId"), ("TOOL_CALL_CHUNK", "parentMessageId"), ("RUN_FINISHED", "outcome")}
 )
 """``(event type, field)`` pairs whose ``null`` both AG-UI clients read as absent (their schemas say optional)."""
+
+AISDK_CITATION = field_spec("source!:object startIndex:number endIndex:number citedText")
+"""One entry of ``text-end.citations`` (``ai`` 7)."""
+
+AISDK_CITED_SOURCES = {
+    "url": field_spec("type!:literal:source sourceType!:literal:url id! url! title providerMetadata:object"),
+    "document": field_spec(
+        "type!:literal:source sourceType!:literal:document id! mediaType! title! filename providerMetadata:object"
+    ),
+}
+"""A citation's ``source``, by its ``sourceType``."""

@@ -29,7 +29,15 @@ from ..aisdk.partial_json import has_unsafe_key
 from ..patch import PatchError, apply_patch
 from ..stringify import to_json
 from .report import Finding, Report
-from .schemas import AGUI_BASE, AGUI_EVENTS, AGUI_NULL_TOLERATED, AISDK_CHUNKS, Field
+from .schemas import (
+    AGUI_BASE,
+    AGUI_EVENTS,
+    AGUI_NULL_TOLERATED,
+    AISDK_CHUNKS,
+    AISDK_CITATION,
+    AISDK_CITED_SOURCES,
+    Field,
+)
 
 __all__ = ["AGUI_VERSIONS", "AISDK_VERSIONS", "PROTOCOLS", "Protocol", "agui_version", "validate"]
 
@@ -185,6 +193,9 @@ def _check_fields(
         elif not _kind_ok(value, spec.kind):
             out.add("schema.field-type", frame, f"{kind}.{name} should be {spec.kind}, is {orjson.dumps(value)[:60]!r}")
             refused = True
+        elif name == "providerMetadata" and not all(isinstance(v, dict) for v in value.values()):
+            out.add("schema.field-type", frame, f"{kind}.providerMetadata should map each provider to an object")
+            refused = True
     for name in obj:
         if name == "type" or name in fields:
             continue
@@ -212,9 +223,48 @@ def _aisdk_schema(chunk: dict[str, Any], version: int, frame: _Frame, out: _Find
             out.add("schema.type-unknown", frame, f"no ai version has a {kind!r} chunk")
         return True
     elsewhere = {name for other in AISDK_CHUNKS.values() for name in other.get(key, {})}
-    return _check_fields(
+    refused = _check_fields(
         chunk, types[key], elsewhere, frame, out, elsewhere_rule="aisdk.field-not-in-version", version=f"ai {version}"
     )
+    if kind == "text-end" and "citations" in types[key] and isinstance(chunk.get("citations"), list):
+        refused = _citations(chunk["citations"], frame, out) or refused
+    return refused
+
+
+def _nested(value: Any, fields: Mapping[str, Field], where: str, frame: _Frame, out: _Findings) -> bool:
+    """Check a nested object the client's schema also validates (unknown keys are stripped there)."""
+    if not isinstance(value, dict):
+        out.add("schema.field-type", frame, f"{where} should be an object")
+        return True
+    for name, spec in fields.items():
+        if name not in value:
+            if spec.required:
+                out.add("schema.field-missing", frame, f"{where} has no {name}")
+                return True
+        elif value[name] is None or not _kind_ok(value[name], spec.kind):
+            out.add("schema.field-type", frame, f"{where}.{name} should be {spec.kind}")
+            return True
+    return False
+
+
+def _citations(citations: list[Any], frame: _Frame, out: _Findings) -> bool:
+    for n, citation in enumerate(citations):
+        where = f"text-end.citations[{n}]"
+        if _nested(citation, AISDK_CITATION, where, frame, out):
+            return True
+        source = citation["source"]
+        fields = AISDK_CITED_SOURCES.get(source.get("sourceType"))
+        if fields is None:
+            out.add("schema.field-type", frame, f"{where}.source.sourceType should be url or document")
+            return True
+        if _nested(source, fields, where + ".source", frame, out):
+            return True
+        for bound in ("startIndex", "endIndex"):
+            value = citation.get(bound)
+            if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                out.add("schema.field-type", frame, f"{where}.{bound} should be a non-negative integer")
+                return True
+    return False
 
 
 def _agui_fields(version: str, kind: str) -> dict[str, Field]:

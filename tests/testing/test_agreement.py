@@ -48,3 +48,17 @@ def test_the_validator_agrees_with_the_ai_client(js: JsOracle, version: int, dat
 @given(data=st.data())
 def test_the_validator_agrees_with_the_ag_ui_client(js: JsOracle, version: str, data: st.DataObject) -> None:
     _agree(js, "agui", version, data)
+
+
+def test_a_field_the_version_does_not_know_is_lost(js: JsOracle) -> None:
+    """Why ``aisdk.field-not-in-version`` is an error though the client says nothing: ai 6 drops the citations
+    of a text part that ai 7 keeps."""
+    from streamkit.testing import validate
+    from tests.testing.cases import TD, TS, F, S, sse
+
+    source = {"type": "source", "sourceType": "url", "id": "s1", "url": "https://a.example", "title": "A"}
+    body = sse(S, TS, TD, {"type": "text-end", "id": "t", "citations": [{"source": source}]}, F)
+    parts = {v: js.result("aisdk", {"body": body, "version": v})["message"]["parts"] for v in (6, 7)}
+    assert "citations" in parts[7][-1] and "citations" not in parts[6][-1]
+    assert validate(body, "aisdk", 7).ok
+    assert "aisdk.field-not-in-version" in validate(body, "aisdk", 6).rules()

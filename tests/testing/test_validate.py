@@ -71,3 +71,15 @@ def test_the_report_reads_and_serializes() -> None:
 
 def test_an_unended_done_is_still_the_end() -> None:
     assert validate(sse(S, F)[: -len("\n\n")]).findings == []
+
+
+def test_citations_and_provider_metadata_are_checked_inside() -> None:
+    url = {"type": "source", "sourceType": "url", "id": "s1", "url": "https://a.example"}
+    good = sse(S, TS, TD, {**TE, "citations": [{"source": url, "startIndex": 0}]}, F)
+    assert validate(good).findings == []
+    for citation in ({"source": {**url, "url": None}}, {"source": {"type": "document", "id": "s1"}},
+                     {"source": url, "endIndex": -1}, {"source": {**url, "sourceType": "web"}}, "s1"):  # fmt: skip
+        body = sse(S, TS, TD, {**TE, "citations": [citation]}, F)
+        assert "schema.field-type" in validate(body).rules() or "schema.field-missing" in validate(body).rules()
+    metadata = sse(S, {**TS, "providerMetadata": {"openai": 1}}, TD, TE, F)
+    assert "schema.field-type" in validate(metadata).rules()
