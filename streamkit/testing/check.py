@@ -281,6 +281,8 @@ def check_url(
     history = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else None
     state = payload.get("state") if isinstance(payload, dict) and found == "agui" else None
     report = validate(text, found, _version(found, sdk_version, agui_version), messages=history, state=state)
+    if not report.frames and 200 <= status < 300:
+        findings.append(Finding("http.no-frame", None, f"{len(text)} bytes, no frame"))
     return CheckResult(url, found, report, status, received, findings, timing, body=text)
 
 

@@ -26,7 +26,7 @@ class Rule:
 
 _TABLE: list[tuple[str, Severity, str]] = [
     # framing and JSON
-    ("sse.empty", "error", "The body holds no SSE frame: the client shows nothing."),
+    ("sse.empty", "warning", "The body holds no SSE frame: the client shows an empty answer without a word."),
     ("sse.unterminated", "error", "The last frame has no blank line after it: the client's parser drops it."),
     ("sse.truncated", "warning", "The body is cut inside a frame: the client drops the partial frame."),
     (
@@ -96,6 +96,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("agui.result-unknown-call", "warning", "A TOOL_CALL_RESULT for a call this stream never made."),
     # the HTTP response (streamkit check)
     ("http.status", "error", "The endpoint did not answer 2xx: the client shows an error."),
+    ("http.no-frame", "error", "The endpoint answered without a single frame: the user sees nothing happen."),
     ("http.content-type", "error", "The response is not text/event-stream: clients and proxies do not stream it."),
     ("http.ui-message-stream", "warning", "An AI SDK stream should say x-vercel-ai-ui-message-stream: v1."),
     ("http.cache-control", "warning", "No Cache-Control: no-cache: a proxy or CDN may cache or hold the stream."),

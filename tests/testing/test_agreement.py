@@ -3,9 +3,9 @@ frames say: generated runs of the conformance suites (well-formed, careful and s
 suite runs) and one mutation of each (a frame dropped, duplicated or swapped, an id changed, a field set to null,
 removed or renamed, a type the version does not know, the body cut short), through the real clients.
 
-Known disagreement, left on purpose: a body with no frame at all (cut before its first frame, or an endpoint
-answering nothing) is an error for the validator (``sse.empty``) while the client shows an empty message and
-reports nothing; the check is meant to flag such an endpoint.
+A body with no frame at all (cut before its first one) is a warning (``sse.empty``): the client shows an empty
+answer and reports nothing; ``streamkit check`` calls an endpoint that answers no frame an error of its own
+(``http.no-frame``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tests.support.oracle import JsOracle
 from tests.testing.agreement import agui_bodies, aisdk_bodies, judge, mutated
 
-KNOWN = {"sse.empty"}
-"""Rules whose verdict differs from the client's on purpose (see the module)."""
+KNOWN: set[str] = set()
+"""Rules whose verdict differs from the client's on purpose: none."""
 
 _SETTINGS = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

@@ -52,6 +52,10 @@ async def slow_start(request: Request) -> StreamingResponse:
     return StreamingResponse(frames(), media_type="text/event-stream", headers=HEADERS)
 
 
+async def empty(request: Request) -> Response:
+    return Response(b"", media_type="text/event-stream", headers=HEADERS)
+
+
 async def bare(request: Request) -> Response:
     return Response(GOOD, status_code=500, media_type="text/plain")
 
@@ -64,7 +68,7 @@ async def compressed(request: Request) -> Response:
 
 def other_server() -> Starlette:
     handlers = {"/buffered": buffered, "/bad": bad, "/paced": paced, "/bare": bare, "/gzip": compressed,
-                "/slow-start": slow_start}  # fmt: skip
+                "/slow-start": slow_start, "/empty": empty}  # fmt: skip
     return Starlette(routes=[Route(path, handler, methods=["POST"]) for path, handler in handlers.items()])
 
 
@@ -110,6 +114,8 @@ def test_the_response_headers_are_checked(live_server: Any) -> None:
     bare = {f.rule for f in check_url(url + "/bare").http_findings}
     assert bare == {"http.status", "http.content-type", "http.ui-message-stream", "http.cache-control",
                     "http.proxy-buffering"}  # fmt: skip
+    nothing = check_url(url + "/empty")
+    assert not nothing.ok and [f.rule for f in nothing.http_findings] == ["http.no-frame"]
     result = check_url(url + "/gzip")
     assert [f.rule for f in result.http_findings] == ["http.compressed"] and result.report.text == "hi"
 
