@@ -11,9 +11,9 @@
 """
 
 from .agents import ScriptedRun, approval, scripted, text, tool_call
-from .client import acall_route, call_route
 from .replay import Recording, Replay, anthropic_client, openai_client
 from .report import Finding, Report
+from .routes import acall_route, call_route
 from .rules import RULES, Rule
 from .validate import AGUI_VERSIONS, AISDK_VERSIONS, PROTOCOLS, validate
 
