@@ -5,7 +5,8 @@ AI SDK UI Message Stream and :mod:`streamkit.agui` to the AG-UI protocol, both t
 (:mod:`streamkit.frames`, :mod:`streamkit.sse`) and served as Starlette routes by the one endpoint of
 :mod:`streamkit.serve`, whose :class:`StreamOptions` every protocol's ``routes(agent, options=...)`` takes.
 :mod:`streamkit.store` and :mod:`streamkit.resumable` make streams survive dropped connections and changes of
-worker.
+worker. :mod:`streamkit.testing` checks any stream as the real clients read it (``streamkit check`` on the
+command line) and helps test an agent.
 """
 
 

@@ -11,6 +11,27 @@ import types
 import pytest
 
 FACES: dict[str, list[str]] = {
+    "streamkit.testing": [
+        "AGUI_VERSIONS",
+        "AISDK_VERSIONS",
+        "Finding",
+        "PROTOCOLS",
+        "RULES",
+        "Recording",
+        "Replay",
+        "Report",
+        "Rule",
+        "ScriptedRun",
+        "acall_route",
+        "anthropic_client",
+        "approval",
+        "call_route",
+        "openai_client",
+        "scripted",
+        "text",
+        "tool_call",
+        "validate",
+    ],
     "streamkit.telemetry": [
         "RunTelemetry",
         "Telemetry",

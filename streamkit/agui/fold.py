@@ -243,7 +243,7 @@ class _Folder:
         messages.insert(at, message)
 
     def on_state_snapshot(self, event: Mapping[str, Any]) -> None:
-        self.out.state = _copy(event["snapshot"])
+        self.out.state = _copy(event.get("snapshot"))
 
     def on_state_delta(self, event: Mapping[str, Any]) -> None:
         try:

@@ -104,7 +104,8 @@ class UIMessageFolder:
 
     ``message`` is the assistant message a continuation starts from (it is copied, not changed).
     ``sdk_version`` selects the few places where older clients fold differently (5 and 6 keep the input
-    of a ``tool-input-error`` for a static tool as ``rawInput``).
+    of a ``tool-input-error`` for a static tool as ``rawInput``, and forget open text and reasoning parts at
+    ``finish-step``).
     After the stream: :attr:`message` (the ``UIMessage`` dict), :attr:`finish_reason`, :attr:`error` (the
     text of an ``error`` chunk or of the failure the client would report), :attr:`data` (every data chunk,
     transient ones included, as the app's ``onData`` sees them) and :attr:`aborted`.
@@ -131,7 +132,7 @@ class UIMessageFolder:
             "abort": self._abort,
             "error": self._error,
             "start-step": self._start_step,
-            "finish-step": lambda chunk: None,
+            "finish-step": self._finish_step,
             "reset-step": self._reset_step,
             "text-start": self._text_start,
             "text-delta": self._text_delta,
@@ -308,6 +309,11 @@ class UIMessageFolder:
     def _start_step(self, chunk: Chunk) -> None:
         self._parts.append({"type": "step-start"})
         self._unwritten += 1
+
+    def _finish_step(self, chunk: Chunk) -> None:
+        if self.sdk_version < 7:  # 5 and 6 forget the open text and reasoning parts at a step's end
+            self._text.clear()
+            self._reasoning.clear()
 
     def _reset_step(self, chunk: Chunk) -> None:
         count = len(self._step_parts())

@@ -1,4 +1,5 @@
-"""The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn.
+"""The ``streamkit`` command: ``streamkit demo`` serves the demo app with uvicorn; ``streamkit check`` checks
+an endpoint or a captured body as the real clients read it (:mod:`streamkit.testing.check`).
 
 Without a model configured the demo runs the offline scripted agent (no key, no network). Name a model
 with ``--model`` or ``STREAMKIT_MODEL`` to talk to an OpenAI-compatible server instead, or a provider with
@@ -35,10 +36,12 @@ import os
 import socket
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..events import Agent
 from ..sources.agui import RemoteAGUIAgent
 from ..sources.aisdk import RemoteAISDKAgent
+from ..testing import check as checks
 from .agent import Pacing, ScriptedAgent
 from .models import PROVIDERS, ModelAgent, ModelConfig, provider_agent
 
@@ -113,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "OTEL_EXPORTER_OTLP_ENDPOINT names (needs opentelemetry-sdk, and an OTLP exporter package for OTLP)",
     )
     demo.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    _add_check(commands)
     return parser
 
 
@@ -161,6 +165,16 @@ def setup_otel(env: Mapping[str, str]) -> str:
     reader = PeriodicExportingMetricReader(points.OTLPMetricExporter())
     metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
     return f"spans and metrics over OTLP ({protocol}) to {endpoint}"
+
+
+def _add_check(commands: Any) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check an endpoint's stream (or a captured body) as the real clients read it",
+        description="POST a request to an AI SDK, AG-UI or dialect endpoint and check status, headers, body "
+        "and timing; or check a captured body with --file. Exit 0: no errors, 1: errors, 2: unreachable.",
+    )
+    checks.add_arguments(check)
 
 
 def make_agent(args: argparse.Namespace) -> Agent:
@@ -264,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "check":
+        return checks.run(args)
     parser.print_help()
     return 2
 

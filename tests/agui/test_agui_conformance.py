@@ -50,6 +50,7 @@ from streamkit.events import (
     ToolResult,
     Usage,
 )
+from streamkit.testing import validate
 from tests.agui.model import expect, repaired, same
 from tests.agui.strategies import careful_runs, sloppy_runs
 from tests.agui.support import HISTORY, body_of, client_run, client_runs, custom_events, frames_of
@@ -410,6 +411,9 @@ def _compare(js: JsOracle, events: list[ChatEvent], client: str = "1.0") -> None
     assert frames[0]["type"] == "RUN_STARTED"
     assert sum(f["type"] in ("RUN_FINISHED", "RUN_ERROR") for f in frames) == 1
     assert frames[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
+    report = validate(body, "agui", client, messages=HISTORY, state=state)
+    # streamkit announces its protocol version in RUN_STARTED, a field the 0.0 client removes unread
+    assert report.ok and report.rules() <= {"agui.field-not-in-version"}, report.format()
     meant = expect(repaired(events), messages=HISTORY, state=state)
     folded = agui.fold(frames, messages=HISTORY, state=state)
     run = client_run(js, body, state=state, client=client)

@@ -1,7 +1,8 @@
 """Test oracles written from the spec, independent of the mapper:
 
 * :func:`check_invariants` checks a chunk stream against spec section 5.2 and the version tables of
-  section 9 (schema fields per major, required fields, no ``null`` optional fields, no refused keys);
+  section 9 (schema fields per major, required fields, no ``null`` optional fields, no refused keys; the
+  schemas are the real clients', :mod:`streamkit.testing.schemas`);
 * :func:`meaning` says what a (checked) ChatEvent sequence means for the final message, and
   :func:`observed` reads the same things out of a folded ``UIMessage``.
 """
@@ -15,54 +16,28 @@ import jsonpatch
 import orjson
 
 from streamkit.events import ChatEvent, SequenceChecker
+from streamkit.testing.schemas import AISDK_CHUNKS
 
-# Required fields per chunk type (spec section 4), and which of them may be any JSON value (null too).
+# The chunk schemas of the real clients (ai 5.0.277, 6.0.326 and 7.0.173), as the validator holds them: the
+# required fields per chunk type (spec section 4), the allowed types per major and the fields a major lacks
+# (spec section 9.2: its "no" and "no*" cells), and the finish reasons each major knows.
+_SCHEMAS = {v: {t: f for t, f in types.items() if t != "data-*"} for v, types in AISDK_CHUNKS.items()}
 REQUIRED: dict[str, set[str]] = {
-    "start": set(), "start-step": set(), "finish-step": set(), "reset-step": set(), "finish": set(),
-    "abort": set(), "error": {"errorText"}, "message-metadata": {"messageMetadata"},
-    "text-start": {"id"}, "text-delta": {"id", "delta"}, "text-end": {"id"},
-    "reasoning-start": {"id"}, "reasoning-delta": {"id", "delta"}, "reasoning-end": {"id"},
-    "tool-input-start": {"toolCallId", "toolName"}, "tool-input-delta": {"toolCallId", "inputTextDelta"},
-    "tool-input-available": {"toolCallId", "toolName", "input"},
-    "tool-input-error": {"toolCallId", "toolName", "input", "errorText"},
-    "tool-approval-request": {"approvalId", "toolCallId"},
-    "tool-approval-response": {"approvalId", "approved"},
-    "tool-output-available": {"toolCallId", "output"}, "tool-output-error": {"toolCallId", "errorText"},
-    "tool-output-denied": {"toolCallId"}, "source-url": {"sourceId", "url"},
-    "source-document": {"sourceId", "mediaType", "title"}, "file": {"mediaType", "url"},
-    "reasoning-file": {"mediaType", "url"}, "custom": {"kind"}, "steering-message": {"id", "parts"},
-}  # fmt: skip
+    t: {name for name, spec in fields.items() if spec.required}
+    for types in _SCHEMAS.values()
+    for t, fields in types.items()
+}
 ANY_JSON = {"input", "output", "data", "messageMetadata"}
 INVALID_INPUT = "The tool call's input is not valid JSON."
 DENIED = "The tool call was denied."
 DISCARDED = "The tool call was discarded with its step."
-
-# Spec section 9.2 / the chunk schemas of ai 5.0.277, 6.0.326 and 7.0.173: allowed types per major.
-BASE_TYPES = {
-    "start", "start-step", "finish-step", "finish", "abort", "error", "message-metadata", "text-start",
-    "text-delta", "text-end", "reasoning-start", "reasoning-delta", "reasoning-end", "tool-input-start",
-    "tool-input-delta", "tool-input-available", "tool-input-error", "tool-output-available",
-    "tool-output-error", "source-url", "source-document", "file",
-}  # fmt: skip
-ALLOWED_TYPES = {
-    5: BASE_TYPES,
-    6: BASE_TYPES | {"tool-approval-request", "tool-output-denied"},
-    7: BASE_TYPES | {"tool-approval-request", "tool-output-denied", "tool-approval-response", "custom",
-                     "reasoning-file", "reset-step", "steering-message"},
-}  # fmt: skip
-# Fields a major's schema lacks (spec 9.2: "no" and "no*" cells), per chunk type.
+ALLOWED_TYPES = {v: set(types) for v, types in _SCHEMAS.items()}
 MISSING_FIELDS = {
-    5: {"tool-input-start": {"title", "providerMetadata", "toolMetadata", "inputEncoding"},
-        "tool-input-available": {"title", "toolMetadata"}, "tool-input-error": {"title", "toolMetadata"},
-        "tool-output-available": {"providerMetadata", "toolMetadata"},
-        "tool-output-error": {"providerMetadata", "toolMetadata"}, "abort": {"reason"}, "text-end": {"citations"}},
-    6: {"text-end": {"citations"}, "tool-approval-request": {"reason", "isAutomatic"}},
-    7: {},
-}  # fmt: skip
+    v: {t: set(_SCHEMAS[7][t]) - set(fields) for t, fields in types.items() if set(_SCHEMAS[7][t]) - set(fields)}
+    for v, types in _SCHEMAS.items()
+}
 FINISH = {
-    5: {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"},
-    6: {"stop", "length", "content-filter", "tool-calls", "error", "other"},
-    7: {"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"},
+    v: set(types["finish"]["finishReason"].kind.removeprefix("enum:").split(",")) for v, types in _SCHEMAS.items()
 }
 
 

@@ -33,6 +33,7 @@ from streamkit.events import (
     ToolResult,
 )
 from streamkit.stringify import dumps
+from streamkit.testing import validate
 from tests.aisdk.model import comparable, meaning, observed, split_frames
 from tests.aisdk.strategies import FULL_RUN, chat_events, describe
 from tests.support.oracle import JsOracle
@@ -268,6 +269,7 @@ def _check_against_client(js: JsOracle, events: list[ChatEvent], version: int, c
     result = run_client(js, body, version=version, client=client)
     folder = python_fold(body, version=version)
     context = describe(events)
+    assert validate(body, "aisdk", version).findings == [], context  # the validator finds nothing to say
     assert (result["error"] or {}).get("message") == folder.error, context
     assert js_numbers(result["message"]) == js_numbers(as_json(folder.message)), context
     if client == "chat":

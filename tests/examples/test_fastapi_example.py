@@ -1,7 +1,8 @@
 """``examples/fastapi/app.py`` imported as it is and served by uvicorn, its model an OpenAI-compatible server on
 loopback replaying Chat Completions streams (``tests/demo/recordings``, and ``recordings/report_approval`` here,
-written in the same wire format): auth, CORS, limits, and both
-protocols through the real clients over HTTP (``ai``'s Chat with an approval, ``@ag-ui/client``'s HttpAgent)."""
+written in the same wire format): auth, CORS, limits, both
+protocols checked in-process and over HTTP by ``streamkit.testing`` (the validator, ``streamkit check``), and
+through the real clients over HTTP (``ai``'s Chat with an approval, ``@ag-ui/client``'s HttpAgent)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from streamkit.testing import call_route
+from streamkit.testing.check import check_url
 from tests.demo.openai_replay import RECORDINGS, replay_app, serve  # the demo's recorded-model server, shared
 from tests.support.oracle import JsOracle
 from tests.support.server import LiveServer
@@ -54,6 +57,26 @@ def example(monkeypatch: pytest.MonkeyPatch, model_url: str) -> Iterator[Any]:
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("protocol", ["aisdk", "agui"])
+def test_both_routes_stream_what_the_clients_accept_in_process(
+    monkeypatch: pytest.MonkeyPatch, model_url: str, protocol: str
+) -> None:
+    app = load(monkeypatch, model_url, "tool_call").app
+    report = call_route(app, protocol, message="Weather in Lisbon?", headers=AUTH)
+    report.raise_for_errors()
+    assert report.warnings == [], report.format()
+    assert "23°C" in report.text and report.pending_tool_calls == []
+    assert len(report.tool_calls) == 1
+    assert call_route(app, protocol, message="hi").status == 401
+
+
+def test_streamkit_check_passes_the_served_example(example: Any) -> None:
+    url = example("tool_call")
+    for path in ("/api/chat", "/api/agui"):
+        result = check_url(url + path, message="Weather in Lisbon?", headers=AUTH)
+        assert result.ok and result.http_findings == [], result.format()
 
 
 def test_requests_without_the_token_get_a_json_401(example: Any) -> None:
