@@ -1,7 +1,8 @@
 """OpenAI as a source: Chat Completions and the Responses API, streamed as ``ChatEvent``\\ s.
 
-The package face: each API lives in its own module (:mod:`.chat`, :mod:`.responses`, and :mod:`._common`
-for what they share); import from here. Three parts per API, as every provider source:
+The package face: each API lives in its own module (:mod:`.chat`; :mod:`.responses_input` and
+:mod:`.responses` for the Responses API's input and its translator and agent; :mod:`._common` for what they
+share); import from here. Three parts per API, as every provider source:
 
 - **input**: :func:`to_openai_chat_messages` / :func:`to_openai_chat_tools` turn a ``RunInput`` into Chat
   Completions ``messages`` and ``tools``; :func:`to_openai_responses_messages` /
@@ -50,9 +51,8 @@ from .responses import (
     OpenAIResponsesTranslator,
     openai_responses_events,
     responses_usage,
-    to_openai_responses_messages,
-    to_openai_responses_tools,
 )
+from .responses_input import to_openai_responses_messages, to_openai_responses_tools
 
 __all__ = [
     "PROVIDER",
