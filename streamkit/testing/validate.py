@@ -454,7 +454,7 @@ class _Verifier:
             self._close_chunks()
         if first and kind not in ("RUN_STARTED", "RUN_ERROR"):  # an error may come before the run starts
             return self.fail("agui.run-not-started", frame, f"the first event is {kind}")
-        if self.run == "errored" or (self.run == "finished" and kind != "RUN_STARTED"):
+        if self.run in ("errored", "finished") and kind != "RUN_STARTED":  # both clients let a new run start
             return self.fail("agui.after-terminal", frame, f"{kind} after the run ended")
         if kind == "RUN_STARTED":
             if self.run == "active":
