@@ -423,6 +423,7 @@ FACES: dict[str, list[str]] = {
     "streamkit.sources.history": [
         "NO_RESULT",
         "denied_text",
+        "input_object",
         "is_content",
         "is_part",
         "provider_text",

@@ -24,6 +24,7 @@ from ..events import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolR
 __all__ = [
     "NO_RESULT",
     "denied_text",
+    "input_object",
     "is_content",
     "is_part",
     "provider_text",
@@ -116,3 +117,17 @@ def steps(message: Message, starts: Callable[[Part], bool] = is_content) -> list
             called = True
         found[-1].append(part)
     return [s for s in found if s]
+
+
+def input_object(value: Any) -> dict[str, Any]:
+    """A tool call's input as the JSON object a provider takes back (Anthropic's ``input``, Ollama's
+    ``arguments``): a dict as it is, a JSON text parsed, anything else (or text that is no object) ``{}``."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}

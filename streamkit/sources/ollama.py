@@ -47,7 +47,7 @@ from ..events import (
     ToolCallPart,
     Usage,
 )
-from .history import is_part, result_text, steps, tool_results
+from .history import input_object, is_part, result_text, steps, tool_results
 from .loop import StepTranslator, describe_error, run_tool_loop, translate
 from .tools import ServerTool, as_server_tools, function_specs
 
@@ -108,18 +108,6 @@ def _image(part: FilePart) -> str | None:
     return payload
 
 
-def _arguments(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {}
-        return parsed if isinstance(parsed, dict) else {}
-    return {}
-
-
 def to_ollama_messages(
     messages: Sequence[Message], *, system: str | None = None, context: Iterable[Any] = ()
 ) -> list[dict[str, Any]]:
@@ -152,7 +140,7 @@ def to_ollama_messages(
         if any(thinking):
             entry["thinking"] = "".join(thinking)
         if calls:
-            entry["tool_calls"] = [{"function": {"name": c.name, "arguments": _arguments(c.input)}} for c in calls]
+            entry["tool_calls"] = [{"function": {"name": c.name, "arguments": input_object(c.input)}} for c in calls]
         out.append(entry)
         for call in calls:
             result = answers.get(call.id)

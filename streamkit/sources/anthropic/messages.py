@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...events import FilePart, Message, ReasoningPart, RunInput, TextPart, Tool, ToolCallPart, ToolResultPart
-from ..history import denied_text, is_part, provider_text, steps, tool_results, unanswered_text
+from ..history import denied_text, input_object, is_part, provider_text, steps, tool_results, unanswered_text
 from ._common import PROVIDER, REDACTED_PREFIX
 
 __all__ = [
@@ -111,18 +111,6 @@ def _reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
     return None  # reasoning without a signature is not accepted back; it is left out
 
 
-def _tool_input(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {}
-        return parsed if isinstance(parsed, dict) else {}
-    return {}
-
-
 def _result_block(call_id: str, result: ToolResultPart | None, call: ToolCallPart | None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
     if result is None:
@@ -159,7 +147,7 @@ def _server_blocks(call: ToolCallPart, result: ToolResultPart | None) -> list[di
         return []
     meta = meta or {}
     kind = meta.get("blockType") or "server_tool_use"
-    use: dict[str, Any] = {"type": kind, "id": call.id, "name": call.name, "input": _tool_input(call.input)}
+    use: dict[str, Any] = {"type": kind, "id": call.id, "name": call.name, "input": input_object(call.input)}
     if kind == "mcp_tool_use":
         use["server_name"] = meta.get("serverName") or ""
     if "caller" in meta:
@@ -253,7 +241,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     step += _server_blocks(part, answers.get(part.id))
                 elif isinstance(part, ToolCallPart):
                     step.append(
-                        {"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.input)}
+                        {"type": "tool_use", "id": part.id, "name": part.name, "input": input_object(part.input)}
                     )
                     calls.append(part)
                 elif isinstance(part, TextPart) and part.text:
