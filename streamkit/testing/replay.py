@@ -27,11 +27,14 @@ _SIZES = (7, 61, 3, 130, 19, 1, 250, 40)
 
 @dataclass(frozen=True)
 class Recording:
-    """One answer of :class:`Replay`: ``body`` with ``status`` and ``content_type``."""
+    """One answer of :class:`Replay`: ``body`` with ``status`` and ``content_type``. With ``cut``, the
+    connection drops after that many bytes of the body (``httpx.RemoteProtocolError``, as a provider's
+    stream cut off mid-way reaches the SDK)."""
 
     body: bytes
     status: int = 200
     content_type: str = "text/event-stream"
+    cut: int | None = None
 
     @classmethod
     def error(cls, status: int, payload: Any) -> Recording:
@@ -40,22 +43,26 @@ class Recording:
 
 
 class _Pieces(httpx.AsyncByteStream):
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, cut: int | None) -> None:
         self.body = body
+        self.cut = cut
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        body = self.body if self.cut is None else self.body[: self.cut]
         i = n = 0
-        while i < len(self.body):
+        while i < len(body):
             size = _SIZES[n % len(_SIZES)]
-            yield self.body[i : i + size]
+            yield body[i : i + size]
             i += size
             n += 1
+        if self.cut is not None:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
 
 
 class Replay:
     """An ``httpx.MockTransport`` handler answering request *n* with recording *n* (the last one again after
     that). Recordings are :class:`Recording`\\ s or plain bodies (``bytes``, ``str``). ``requests`` holds each
-    request's decoded JSON body, ``paths`` its path."""
+    request's decoded JSON body, ``headers`` its headers and ``paths`` its path."""
 
     def __init__(self, *recordings: Recording | bytes | str) -> None:
         if not recordings:
@@ -64,14 +71,18 @@ class Replay:
             r if isinstance(r, Recording) else Recording(r.encode() if isinstance(r, str) else r) for r in recordings
         ]
         self.requests: list[Any] = []
+        self.headers: list[httpx.Headers] = []
         self.paths: list[str] = []
 
     def __call__(self, request: Any) -> httpx.Response:
         """Answer ``request`` with the next recording."""
         self.requests.append(json.loads(request.content) if request.content else None)
+        self.headers.append(httpx.Headers(request.headers))
         self.paths.append(request.url.path)
         reply = self.recordings[min(len(self.requests), len(self.recordings)) - 1]
-        return httpx.Response(reply.status, headers={"content-type": reply.content_type}, stream=_Pieces(reply.body))
+        return httpx.Response(
+            reply.status, headers={"content-type": reply.content_type}, stream=_Pieces(reply.body, reply.cut)
+        )
 
     def transport(self) -> httpx.MockTransport:
         """The transport over this handler."""
@@ -81,28 +92,37 @@ class Replay:
         """An ``httpx.AsyncClient`` over this handler (an SDK's ``http_client=``)."""
         return httpx.AsyncClient(transport=self.transport())
 
+    def httpx2_client(self) -> Any:
+        """An ``httpx2.AsyncClient`` over this handler, for an SDK built on ``httpx2`` (which refuses httpx
+        objects); a cut body drops the connection with ``httpx2.RemoteProtocolError``. ``ImportError`` when
+        ``httpx2`` is not installed."""
+        import httpx2
+
+        class Relay(httpx2.AsyncByteStream):
+            def __init__(self, stream: Any) -> None:
+                self.stream = stream
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                try:
+                    async for piece in self.stream:
+                        yield piece
+                except httpx.RemoteProtocolError as exc:
+                    raise httpx2.RemoteProtocolError(str(exc)) from None
+
+        def handler(request: Any) -> Any:
+            answer = self(request)  # reads only the request's content, headers and path
+            return httpx2.Response(answer.status_code, headers=dict(answer.headers), stream=Relay(answer.stream))
+
+        return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+
 
 def _sdk_client(replay: Replay) -> Any:
     """An async HTTP client over ``replay`` for an SDK: ``httpx2`` where installed (the SDKs built on it refuse
     httpx objects), else ``httpx``."""
     try:
-        import httpx2
+        return replay.httpx2_client()
     except ImportError:
         return replay.client()
-
-    class Relay(httpx2.AsyncByteStream):
-        def __init__(self, stream: Any) -> None:
-            self.stream = stream
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for piece in self.stream:
-                yield piece
-
-    def handler(request: Any) -> Any:
-        answer = replay(request)  # Replay reads only the request's content and path
-        return httpx2.Response(answer.status_code, headers=dict(answer.headers), stream=Relay(answer.stream))
-
-    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
 def openai_client(replay: Replay, **options: Any) -> Any:

@@ -1,12 +1,11 @@
 """Helpers every provider source's tests share (OpenAI here; Anthropic and Ollama reuse them).
 
-- **Serving a provider offline**: :class:`Replay` is an ``httpx.MockTransport`` handler that answers each
-  request with the next :class:`Reply` (a recorded streaming body, an error status with a JSON body, or a
-  body cut off mid-stream) and keeps every request's JSON body. Give the real SDK
-  ``http_client=httpx.AsyncClient(transport=httpx.MockTransport(replay))`` (:func:`httpx2_client` for an
-  SDK built on ``httpx2``). Bodies go out in small uneven pieces, so the SDK reassembles lines and events
-  across reads. :func:`sse` / :func:`ndjson` build bodies in the SSE / NDJSON wire formats (the project's own
-  bodies are in :mod:`tests.sources.bodies`; real recordings are read with :mod:`tests.support.fixtures`).
+- **Serving a provider offline**: the library's own :class:`streamkit.testing.Replay` answers each request
+  with the next :class:`streamkit.testing.Recording` (a streaming body, an error status with a JSON body, or a
+  body cut off mid-stream); give the real SDK ``http_client=replay.client()`` (``replay.httpx2_client()`` for
+  an SDK built on ``httpx2``). :func:`sse` / :func:`ndjson` build bodies in the SSE / NDJSON wire formats (the
+  project's own bodies are in :mod:`tests.sources.bodies`; real recordings are read with
+  :mod:`tests.support.fixtures`).
 - **Checking a run**: :func:`collect` runs a source's stream through the strict checker (a source's own
   stream must need no repair) and returns the events; :func:`summarize` collapses it to one entry per block.
 - **What a stream meant**: a provider-neutral :class:`Meant` (the assistant's blocks in order: reasoning
@@ -26,11 +25,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
@@ -58,87 +56,6 @@ def sse(events: Iterable[Any], *, named: bool = False, done: bool = False) -> by
 def ndjson(lines: Iterable[Any]) -> bytes:
     """An NDJSON body (Ollama's native stream): one JSON object per line."""
     return "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One answer of :class:`Replay`: ``body`` with ``status``; ``cut`` bytes in, the connection drops."""
-
-    body: bytes
-    status: int = 200
-    content_type: str = "text/event-stream"
-    cut: int | None = None
-
-    @classmethod
-    def error(cls, status: int, payload: Any) -> Reply:
-        """An error status with a JSON body."""
-        return cls(json.dumps(payload).encode(), status, "application/json")
-
-
-class _Body(httpx.AsyncByteStream):
-    SIZES = (7, 61, 3, 130, 19, 1, 250, 40)
-
-    def __init__(self, body: bytes, cut: int | None) -> None:
-        self.body = body
-        self.cut = cut
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        body = self.body if self.cut is None else self.body[: self.cut]
-        i = n = 0
-        while i < len(body):
-            size = self.SIZES[n % len(self.SIZES)]
-            yield body[i : i + size]
-            i += size
-            n += 1
-        if self.cut is not None:
-            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-
-
-class Replay:
-    """An ``httpx.MockTransport`` handler serving ``replies`` in order (the last one again when they run
-    out); ``requests`` holds each request's decoded JSON body, ``headers`` its headers."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.requests: list[Any] = []
-        self.headers: list[httpx.Headers] = []
-        self.paths: list[str] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(json.loads(request.content) if request.content else None)
-        self.headers.append(request.headers)
-        self.paths.append(request.url.path)
-        reply = self.replies[min(len(self.requests), len(self.replies)) - 1]
-        return httpx.Response(
-            reply.status, headers={"content-type": reply.content_type}, stream=_Body(reply.body, reply.cut)
-        )
-
-    def client(self) -> httpx.AsyncClient:
-        """An ``httpx.AsyncClient`` over this handler (for an SDK's ``http_client=``)."""
-        return httpx.AsyncClient(transport=httpx.MockTransport(self))
-
-
-def httpx2_client(replay: Replay) -> Any:
-    """An ``httpx2.AsyncClient`` over ``replay``, for SDKs built on ``httpx2`` (anthropic 2 refuses httpx
-    objects); a cut body drops the connection with ``httpx2.RemoteProtocolError``."""
-    import httpx2
-
-    class Relay(httpx2.AsyncByteStream):
-        def __init__(self, stream: Any) -> None:
-            self.stream = stream
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for piece in self.stream:
-                    yield piece
-            except httpx.RemoteProtocolError as exc:
-                raise httpx2.RemoteProtocolError(str(exc)) from None
-
-    def handler(request: Any) -> Any:
-        response = replay(request)  # Replay reads only the request's content, headers and path
-        return httpx2.Response(response.status_code, headers=dict(response.headers), stream=Relay(response.stream))
-
-    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
 # --- checking a run --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The Anthropic source driven through the real ``anthropic`` SDK, offline.
 
-``AsyncAnthropic`` talks to the shared ``Replay`` through ``httpx2_client`` (anthropic 2 is built on
+``AsyncAnthropic`` talks to :class:`streamkit.testing.Replay` through ``Replay.httpx2_client`` (anthropic 2 is built on
 ``httpx2`` and refuses httpx objects), which serves Messages streams in Anthropic's wire format (SSE with
 ``event:`` lines) in small uneven pieces. Recorded bodies, in ``streamkit-tests/`` of the provider fixtures
 beside the project (see :mod:`tests.support.fixtures`; those tests skip without them):
@@ -60,16 +60,14 @@ from streamkit.sources.anthropic import (
     to_anthropic_request,
 )
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources.support import (
     Meant,
     Plan,
-    Replay,
-    Reply,
     agui_body,
     aisdk_body,
     assert_clients_agree,
     collect,
-    httpx2_client,
     interleave,
     meant_of_events,
     plans,
@@ -144,7 +142,7 @@ def tool_use_stream(calls: list[tuple[str, str, list[str]]], *, interleave: bool
 
 
 def anthropic_client(replay: Replay) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(api_key="test-key", max_retries=0, http_client=httpx2_client(replay))
+    return anthropic.AsyncAnthropic(api_key="test-key", max_retries=0, http_client=replay.httpx2_client())
 
 
 async def sdk_events(replay: Replay, **request: Any) -> list[ChatEvent]:
@@ -171,7 +169,7 @@ def text_of(events: list[ChatEvent]) -> str:
 
 
 async def test_plain_text_from_the_sdk_suite() -> None:
-    events = await sdk_events(Replay(Reply(recorded_sse("basic_response"))))
+    events = await sdk_events(Replay(Recording(recorded_sse("basic_response"))))
     assert isinstance(events[0], RunStarted) and events[0].thread_id is None and events[0].run_id is None
     assert [e.type for e in events] == [
         "run-started", "text-start", "text-delta", "text-delta", "text-delta", "text-end", "run-finished",
@@ -190,7 +188,7 @@ async def test_plain_text_from_the_sdk_suite() -> None:
 
 
 async def test_one_tool_call_from_the_sdk_suite() -> None:
-    events = await sdk_events(Replay(Reply(recorded_sse("tool_use_response"))))
+    events = await sdk_events(Replay(Recording(recorded_sse("tool_use_response"))))
     assert text_of(events) == "I'll check the current weather in Paris for you."
     start = of(events, ToolCallStart)
     assert [(s.id, s.name) for s in start] == [("toolu_01NRLabsLyVHZPKxbKvkfSMn", "get_weather")]
@@ -206,7 +204,7 @@ async def test_one_tool_call_from_the_sdk_suite() -> None:
 
 
 async def test_max_tokens_cuts_a_tool_call_from_the_sdk_suite() -> None:
-    events = await sdk_events(Replay(Reply(recorded_sse("incomplete_partial_json_response"))))
+    events = await sdk_events(Replay(Recording(recorded_sse("incomplete_partial_json_response"))))
     (end,) = of(events, ToolCallEnd)
     assert end.id == "toolu_01EKqbqmZrGRXy18eN7m9kvY" and end.error is not None  # its JSON was cut off
     assert isinstance(end.input, str) and end.input.startswith('{"filename": "taxes.txt"')
@@ -215,7 +213,7 @@ async def test_max_tokens_cuts_a_tool_call_from_the_sdk_suite() -> None:
 
 
 async def test_thinking_keeps_its_signature_and_refusal_is_content_filter() -> None:
-    events = await sdk_events(Replay(Reply(recorded_sse("thinking_refusal"))))
+    events = await sdk_events(Replay(Recording(recorded_sse("thinking_refusal"))))
     types = [e.type for e in events]
     assert types[:2] == ["run-started", "reasoning-start"]
     reasoning = "".join(e.delta for e in events if e.type == "reasoning-delta")
@@ -232,7 +230,7 @@ async def test_thinking_keeps_its_signature_and_refusal_is_content_filter() -> N
 
 
 async def test_server_tool_use_is_provider_executed_with_its_results_as_sources() -> None:
-    events = await sdk_events(Replay(Reply(recorded_sse("server_tool_refusal"))))
+    events = await sdk_events(Replay(Recording(recorded_sse("server_tool_refusal"))))
     (start,) = of(events, ToolCallStart)
     assert (start.id, start.name, start.provider_executed) == ("srvtoolu_fixture_a_0001", "web_search", True)
     (end,) = of(events, ToolCallEnd)
@@ -257,7 +255,7 @@ async def test_three_parallel_tool_calls_with_interleaved_argument_deltas() -> N
         ("toolu_B", "get_weather", ["", '{"city"', ': "Rome"', "}"]),
         ("toolu_C", "calculate", ['{"expression": "2*21"}']),
     ]
-    events = await sdk_events(Replay(Reply(wire(tool_use_stream(calls)))))
+    events = await sdk_events(Replay(Recording(wire(tool_use_stream(calls)))))
     assert [(s.id, s.name) for s in of(events, ToolCallStart)] == [(c[0], c[1]) for c in calls]
     for cid, _, pieces in calls:
         assert "".join(e.delta for e in events if e.type == "tool-call-args-delta" and e.id == cid) == "".join(pieces)
@@ -293,7 +291,7 @@ async def test_citations_redacted_thinking_and_cache_usage() -> None:
         block_stop(1),
         *message_end("end_turn"),
     ]
-    out = await sdk_events(Replay(Reply(wire(events))))
+    out = await sdk_events(Replay(Recording(wire(events))))
     (end,) = of(out, ReasoningEnd)
     assert end.provider_metadata == {"anthropic": {"redactedData": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"}}
     assert end.encrypted_value == REDACTED_PREFIX + "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"
@@ -313,7 +311,7 @@ async def test_citations_redacted_thinking_and_cache_usage() -> None:
 
 async def test_an_http_error_status_ends_the_run_with_the_providers_message() -> None:
     body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    server = Replay(Reply.error(529, body))
+    server = Replay(Recording.error(529, body))
     agent = AnthropicAgent(anthropic_client(server), model="claude-sonnet-4-5")
     out = await collect(agent(RunInput(thread_id="t", run_id="r", messages=[user("hi")])))
     assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
@@ -327,7 +325,7 @@ async def test_an_error_event_inside_the_stream_ends_the_run() -> None:
         delta(0, {"type": "text_delta", "text": "Partial"}),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     ]
-    out = await sdk_events(Replay(Reply(wire(events))))
+    out = await sdk_events(Replay(Recording(wire(events))))
     assert text_of(out) == "Partial"
     assert out[-1] == RunError(message="Overloaded", code="overloaded_error")
     # the same event as a plain dict, without the SDK (which raises it as an APIStatusError)
@@ -340,7 +338,7 @@ async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
     body = wire(
         [message_start(), block_start(0, {"type": "text", "text": ""}), *texts, block_stop(0), *message_end("end_turn")]
     )
-    out = await sdk_events(Replay(Reply(body, cut=body.index(b'" there"'))))
+    out = await sdk_events(Replay(Recording(body, cut=body.index(b'" there"'))))
     assert text_of(out) == "Hello"
     error = out[-1]
     assert isinstance(error, RunError) and error.code == "model_unreachable"
@@ -353,7 +351,7 @@ async def test_a_message_that_starts_whole_keeps_its_blocks_and_stop_reason() ->
     call = {"type": "tool_use", "id": "toolu_sk0whole", "name": "roll", "input": {"sides": 6},
             "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_sk0run"}}  # fmt: skip
     start["message"].update(content=[call], stop_reason="tool_use")
-    events = await sdk_events(Replay(Reply(wire([start, {"type": "message_stop"}]))))
+    events = await sdk_events(Replay(Recording(wire([start, {"type": "message_stop"}]))))
     assert [(e.id, e.input) for e in of(events, ToolCallEnd)] == [("toolu_sk0whole", {"sides": 6})]
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.finish_reason == "tool-calls"
@@ -555,7 +553,7 @@ async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> 
             *message_end("end_turn", 7),
         ]
     )
-    server = Replay(Reply(thinking_then_tool_call()), Reply(answer))
+    server = Replay(Recording(thinking_then_tool_call()), Recording(answer))
     agent = AnthropicAgent(
         anthropic_client(server),
         model="claude-sonnet-4-5",
@@ -607,7 +605,7 @@ async def test_agent_runs_a_server_tool_and_sends_the_signed_thinking_back() -> 
 
 async def test_agent_leaves_frontend_tool_calls_pending() -> None:
     stream = wire(tool_use_stream([("toolu_F", "pick_color", ['{"options": ["red"]}'])]))
-    server = Replay(Reply(stream))
+    server = Replay(Recording(stream))
     agent = AnthropicAgent(anthropic_client(server), tools=[get_weather])
     run = RunInput(thread_id="t", run_id="r", messages=[user("pick")], tools=[Tool(name="pick_color")])
     out = await collect(agent(run))
@@ -687,7 +685,7 @@ async def weather_run() -> list[ChatEvent]:
             *message_end("end_turn", 7),
         ]
     )
-    server = Replay(Reply(thinking_then_tool_call()), Reply(answer))
+    server = Replay(Recording(thinking_then_tool_call()), Recording(answer))
     agent = AnthropicAgent(
         anthropic_client(server), tools=[get_weather], thinking={"type": "enabled", "budget_tokens": 1024}
     )
@@ -759,7 +757,7 @@ def test_a_conversation_folded_by_http_agent_round_trips(js: JsOracle) -> None:
 
 
 async def _recorded_events(name: str) -> list[ChatEvent]:
-    return await sdk_events(Replay(Reply(recorded_sse(name))))
+    return await sdk_events(Replay(Recording(recorded_sse(name))))
 
 
 def test_server_tools_citations_and_refusals_reach_both_real_clients(js: JsOracle) -> None:
@@ -850,7 +848,7 @@ async def test_agent_offers_provider_tools_and_continues_a_paused_turn() -> None
             *message_end("end_turn", 4),
         ]
     )
-    server = Replay(Reply(paused), Reply(resumed))
+    server = Replay(Recording(paused), Recording(resumed))
     agent = AnthropicAgent(anthropic_client(server), provider_tools=[search])
     out = await collect(agent(RunInput(thread_id="t", run_id="r", messages=[user("eclipses?")])))
     assert [e.type for e in out if e.type in ("step-started", "tool-call-start", "tool-result", "text-end")] == [
@@ -905,7 +903,7 @@ async def test_an_approved_call_runs_before_the_model_sees_its_result() -> None:
             *message_end("end_turn"),
         ]
     )
-    server = Replay(Reply(answer))
+    server = Replay(Recording(answer))
     agent = AnthropicAgent(anthropic_client(server), tools=[delete_file])
     call = ToolCallPart(
         id="toolu_D", name="delete_file", input={"path": "a.txt"}, approval=ApprovalState(id="ap", approved=True)

@@ -50,11 +50,10 @@ from streamkit.events import (
 )
 from streamkit.sources.ollama import OllamaAgent, OllamaTranslator, chat_events, to_ollama_messages, to_ollama_tools
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources.support import (
     Meant,
     Plan,
-    Replay,
-    Reply,
     agui_body,
     aisdk_body,
     assert_clients_agree,
@@ -112,7 +111,7 @@ def recorded(name: str) -> bytes:
 async def test_a_final_chunk_without_done_reason_is_a_stop() -> None:
     end = done()
     del end["done_reason"]  # as the docs' examples show the final chunk
-    said = summarize(await sdk_events(Replay(Reply(ndjson([chunk("Hi"), chunk(" you"), end])))))
+    said = summarize(await sdk_events(Replay(Recording(ndjson([chunk("Hi"), chunk(" you"), end])))))
     assert said[1:] == [
         ("text", "Hi you"),
         ("run-finished", "stop", {"input_tokens": 12, "output_tokens": 30, "total_tokens": 42, "provider": "ollama",
@@ -122,7 +121,7 @@ async def test_a_final_chunk_without_done_reason_is_a_stop() -> None:
 
 async def test_a_whole_call_without_an_id_and_done_reason_stop_is_tool_calls() -> None:
     body = ndjson([chunk(calls=[fn("get_tide", harbour="Porto")]), done("stop")])
-    events = await sdk_events(Replay(Reply(body, content_type="application/x-ndjson")))
+    events = await sdk_events(Replay(Recording(body, content_type="application/x-ndjson")))
     (start,) = [e for e in events if isinstance(e, ToolCallStart)]
     assert (start.name, start.id) == ("get_tide", "call_p_1")
     (end,) = [e for e in events if isinstance(e, ToolCallEnd)]
@@ -131,7 +130,7 @@ async def test_a_whole_call_without_an_id_and_done_reason_stop_is_tool_calls() -
 
 
 async def test_plain_text_and_usage_from_the_docs() -> None:
-    replay = Replay(Reply(recorded("ollama_chat_stream.ndjson"), content_type="application/x-ndjson"))
+    replay = Replay(Recording(recorded("ollama_chat_stream.ndjson"), content_type="application/x-ndjson"))
     events = await sdk_events(replay)
     assert summarize(events) == [
         ("run-started",),
@@ -146,7 +145,7 @@ async def test_plain_text_and_usage_from_the_docs() -> None:
 
 
 async def test_a_whole_tool_call_without_an_id_gets_a_unique_one() -> None:
-    replay = Replay(Reply(recorded("ollama_chat_tools.ndjson"), content_type="application/x-ndjson"))
+    replay = Replay(Recording(recorded("ollama_chat_tools.ndjson"), content_type="application/x-ndjson"))
     events = await sdk_events(replay)
     (start,) = [e for e in events if isinstance(e, ToolCallStart)]
     assert start.name == "get_current_weather" and start.id == "call_p_1"
@@ -160,7 +159,7 @@ async def test_a_whole_tool_call_without_an_id_gets_a_unique_one() -> None:
 
 async def test_thinking_then_content() -> None:
     body = ndjson([chunk(thinking="The user "), chunk(thinking="greets."), chunk("Hello"), chunk(" there!"), done()])
-    events = await sdk_events(Replay(Reply(body)))
+    events = await sdk_events(Replay(Recording(body)))
     assert summarize(events)[1:3] == [("reasoning", "The user greets."), ("text", "Hello there!")]
 
 
@@ -172,7 +171,7 @@ async def test_three_parallel_calls_in_one_chunk_and_across_chunks() -> None:
             done(),
         ]
     )
-    events = await sdk_events(Replay(Reply(body)))
+    events = await sdk_events(Replay(Recording(body)))
     calls = [(e.id, e.input) for e in events if isinstance(e, ToolCallEnd)]
     assert calls[0] == ("call_p_1", {"city": "Paris"}) and calls[1] == ("call_p_2", {"city": "Rome"})
     # the SDK's ToolCall model drops an id; over plain httpx it is kept (see below)
@@ -182,12 +181,12 @@ async def test_three_parallel_calls_in_one_chunk_and_across_chunks() -> None:
 
 
 async def test_length_stop() -> None:
-    events = await sdk_events(Replay(Reply(ndjson([chunk("Once upon a"), done("length")]))))
+    events = await sdk_events(Replay(Recording(ndjson([chunk("Once upon a"), done("length")]))))
     assert isinstance(events[-1], RunFinished) and events[-1].finish_reason == "length"
 
 
 async def test_an_http_error_status_ends_the_run_with_the_servers_message() -> None:
-    replay = Replay(Reply.error(404, {"error": "model 'qwen9' not found, try pulling it first"}))
+    replay = Replay(Recording.error(404, {"error": "model 'qwen9' not found, try pulling it first"}))
     out = await collect(OllamaAgent(sdk(replay), model="qwen9")(RunInput(thread_id="t", run_id="r")))
     assert out[-1] == RunError(message="model 'qwen9' not found, try pulling it first", code="http_404")
     # the same over plain httpx
@@ -198,7 +197,7 @@ async def test_an_http_error_status_ends_the_run_with_the_servers_message() -> N
 
 async def test_an_error_line_inside_the_stream_ends_the_run() -> None:
     body = ndjson([chunk("Partial"), {"error": "an error was encountered while running the model: unexpected EOF"}])
-    out = await sdk_events(Replay(Reply(body)))
+    out = await sdk_events(Replay(Recording(body)))
     assert summarize(out)[-1] == (
         "run-error",
         "model_error",
@@ -208,7 +207,7 @@ async def test_an_error_line_inside_the_stream_ends_the_run() -> None:
 
 async def test_a_connection_dropped_mid_stream_ends_the_run() -> None:
     body = ndjson([chunk("Hel"), chunk("lo"), done()])
-    out = await sdk_events(Replay(Reply(body, cut=len(body) - 20)))
+    out = await sdk_events(Replay(Recording(body, cut=len(body) - 20)))
     error = out[-1]
     assert isinstance(error, RunError) and error.code == "model_unreachable" and "peer closed" in error.message
 
@@ -287,8 +286,8 @@ def get_weather(city: str) -> dict[str, Any]:
 @pytest.mark.parametrize("transport", ["sdk", "httpx"])
 async def test_agent_runs_a_server_tool_and_feeds_the_result_back(transport: str) -> None:
     replay = Replay(
-        Reply(ndjson([chunk(thinking="Need weather."), chunk(calls=[fn("get_weather", city="Paris")]), done()])),
-        Reply(ndjson([chunk("21C in Paris."), done(evals=5)])),
+        Recording(ndjson([chunk(thinking="Need weather."), chunk(calls=[fn("get_weather", city="Paris")]), done()])),
+        Recording(ndjson([chunk("21C in Paris."), done(evals=5)])),
     )
     client: Any = sdk(replay) if transport == "sdk" else httpx.AsyncClient(transport=httpx.MockTransport(replay))
     agent = OllamaAgent(
@@ -321,7 +320,7 @@ async def test_agent_runs_a_server_tool_and_feeds_the_result_back(transport: str
 
 
 async def test_agent_leaves_frontend_tool_calls_pending() -> None:
-    replay = Replay(Reply(ndjson([chunk(calls=[fn("pick_color", options=["red"])]), done()])))
+    replay = Replay(Recording(ndjson([chunk(calls=[fn("pick_color", options=["red"])]), done()])))
     agent = OllamaAgent(sdk(replay), tools=[get_weather])
     run = RunInput(thread_id="t", run_id="r", messages=[user("pick")], tools=[Tool(name="pick_color")])
     out = await collect(agent(run))
@@ -376,8 +375,8 @@ def test_generated_streams_reach_both_real_clients_as_meant(js: JsOracle, stream
 
 async def weather_run() -> list[Any]:
     replay = Replay(
-        Reply(ndjson([chunk(thinking="Need weather."), chunk(calls=[fn("get_weather", city="Paris")]), done()])),
-        Reply(ndjson([chunk("21C in Paris."), done(evals=5)])),
+        Recording(ndjson([chunk(thinking="Need weather."), chunk(calls=[fn("get_weather", city="Paris")]), done()])),
+        Recording(ndjson([chunk("21C in Paris."), done(evals=5)])),
     )
     agent = OllamaAgent(sdk(replay), model="qwen3", tools=[get_weather])
     return await collect(agent(RunInput(thread_id="thread-1", run_id="r1", messages=[user("Weather in Paris?")])))

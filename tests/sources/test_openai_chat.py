@@ -37,6 +37,7 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import ChatTranslator, OpenAIChatAgent, chat_events, chat_messages
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources.bodies import (
     CHAT_CALL,
     CHAT_CALL_USAGE,
@@ -46,7 +47,7 @@ from tests.sources.bodies import (
     chat_text,
     chat_tool_call,
 )
-from tests.sources.support import Replay, Reply, collect, sse, summarize
+from tests.sources.support import collect, sse, summarize
 from tests.support.fixtures import provider_fixture
 
 DEMO = Path(__file__).parent.parent / "demo" / "recordings"
@@ -57,7 +58,7 @@ def sdk(replay: Replay) -> AsyncOpenAI:
     return AsyncOpenAI(api_key="sk-test", base_url="http://model.test/v1", http_client=replay.client(), max_retries=0)
 
 
-async def stream_of(*replies: Reply) -> tuple[Any, Replay]:
+async def stream_of(*replies: Recording) -> tuple[Any, Replay]:
     replay = Replay(*replies)
     client = sdk(replay)
     stream = await client.chat.completions.create(
@@ -115,7 +116,7 @@ RECORDED = {
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 async def test_recorded_stream(name: str) -> None:
-    stream, _ = await stream_of(Reply(provider_fixture(f"streamkit-tests/openai_chat/{name}.sse")))
+    stream, _ = await stream_of(Recording(provider_fixture(f"streamkit-tests/openai_chat/{name}.sse")))
     events = await collect(chat_events(stream))
     assert summarize(events) == RECORDED[name]
     assert events[0].model_dump(exclude_none=True) == {"type": "run-started"}  # the route's ids, not ours
@@ -137,7 +138,7 @@ async def test_recorded_stream(name: str) -> None:
     ],
 )
 async def test_reasoning_content_and_reasoning_fields(path: str, reasoning: str, text: str) -> None:
-    stream, _ = await stream_of(Reply((DEMO / path).read_bytes()))
+    stream, _ = await stream_of(Recording((DEMO / path).read_bytes()))
     said = summarize(await collect(chat_events(stream)))
     assert said[1:3] == [("reasoning", reasoning), ("text", text)]
 
@@ -178,7 +179,7 @@ THREE_INTERLEAVED = [
 
 
 async def test_three_parallel_calls_with_interleaved_argument_deltas() -> None:
-    stream, _ = await stream_of(Reply(sse(THREE_INTERLEAVED, done=True)))
+    stream, _ = await stream_of(Recording(sse(THREE_INTERLEAVED, done=True)))
     events = await collect(chat_events(stream))
     assert summarize(events)[1:4] == [
         ("tool-call", "call_paris", '{"city": "Paris"}', {"city": "Paris"}),
@@ -199,12 +200,12 @@ async def test_three_parallel_calls_with_interleaved_argument_deltas() -> None:
 
 async def test_content_filter_stop() -> None:
     body = sse([chunk({"role": "assistant", "content": "Here is"}), chunk({}, "content_filter")], done=True)
-    stream, _ = await stream_of(Reply(body))
+    stream, _ = await stream_of(Recording(body))
     assert summarize(await collect(chat_events(stream)))[-1] == ("run-finished", "content-filter", None)
 
 
 async def test_error_object_inside_the_stream() -> None:
-    stream, _ = await stream_of(Reply((DEMO / "stream_error/01.sse").read_bytes()))
+    stream, _ = await stream_of(Recording((DEMO / "stream_error/01.sse").read_bytes()))
     events = await collect(chat_events(stream))  # the SDK raises APIError at the error chunk
     assert summarize(events)[-1] == ("run-error", "backend_error", "The upstream model backend crashed.")
     assert [e.type for e in events[1:3]] == ["text-start", "text-delta"]  # the text before it was streamed
@@ -222,7 +223,7 @@ async def test_dict_chunks_with_an_error_object() -> None:
 
 async def test_http_error_status() -> None:
     body = json.loads((DEMO / "rate_limited/01.429.json").read_text())
-    replay = Replay(Reply.error(429, body))
+    replay = Replay(Recording.error(429, body))
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o-mini")
     said = summarize(await collect(agent(user_run())))
     assert said[-1] == (
@@ -234,7 +235,7 @@ async def test_http_error_status() -> None:
 
 async def test_connection_dropped_mid_stream() -> None:
     body = chat_text()
-    stream, _ = await stream_of(Reply(body, cut=len(body) // 2))
+    stream, _ = await stream_of(Recording(body, cut=len(body) // 2))
     events = await collect(chat_events(stream))
     said = summarize(events)
     assert said[0] == ("run-started",) and said[-1][:2] == ("run-error", "model_unreachable")
@@ -254,7 +255,7 @@ async def get_weather(city: str) -> dict[str, Any]:
 
 
 async def test_tool_result_fed_back_to_the_model() -> None:
-    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
+    replay = Replay(Recording(chat_tool_call()), Recording(chat_text()))
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather], system_prompt="Be brief.")
     said = summarize(await collect(agent(user_run())))
     cid = CHAT_CALL
@@ -311,7 +312,7 @@ async def test_tool_result_fed_back_to_the_model() -> None:
 
 
 async def test_frontend_tools_are_offered_and_left_pending() -> None:
-    replay = Replay(Reply(chat_tool_call()))
+    replay = Replay(Recording(chat_tool_call()))
     browser_tool = Tool(name="get_weather", description="Ask the browser.", parameters={"type": "object"})
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o")
     said = summarize(await collect(agent(user_run(tools=[browser_tool]))))
@@ -326,7 +327,7 @@ async def test_frontend_tools_are_offered_and_left_pending() -> None:
 
 
 async def test_max_steps_bounds_the_loop() -> None:
-    replay = Replay(Reply(chat_tool_call()))  # the model asks again and again
+    replay = Replay(Recording(chat_tool_call()))  # the model asks again and again
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather], max_steps=2)
     said = summarize(await collect(agent(user_run())))
     assert [e for e in said if e[0] == "step"] == [("step", "model-call-1"), ("step", "model-call-2")]
@@ -345,7 +346,7 @@ async def test_a_server_tool_that_needs_approval_pauses_then_runs_once_approved(
         return WEATHER
 
     cid = CHAT_CALL
-    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
+    replay = Replay(Recording(chat_tool_call()), Recording(chat_text()))
     agent = OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[guarded])
     said = summarize(await collect(agent(user_run())))
     assert ("approval", cid) in said and ran == []
@@ -380,7 +381,7 @@ async def test_tool_errors_and_bad_arguments_go_back_to_the_model() -> None:
         """Always fails."""
         raise RuntimeError("station offline")
 
-    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
+    replay = Replay(Recording(chat_tool_call()), Recording(chat_text()))
     said = summarize(await collect(OpenAIChatAgent(sdk(replay), model="m", tools=[broken])(user_run())))
     cid = CHAT_CALL
     assert ("tool-error", cid, "get_weather failed: RuntimeError: station offline") in said
@@ -391,7 +392,7 @@ async def test_tool_errors_and_bad_arguments_go_back_to_the_model() -> None:
 
 
 async def test_base_url_over_plain_httpx() -> None:
-    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
+    replay = Replay(Recording(chat_tool_call()), Recording(chat_text()))
     agent = OpenAIChatAgent(
         model="llama3.2",
         base_url="http://localhost:11434/v1/",
@@ -411,7 +412,7 @@ async def test_base_url_over_plain_httpx() -> None:
 
 
 async def test_base_url_error_status() -> None:
-    replay = Replay(Reply.error(500, {"error": {"message": "boom"}}))
+    replay = Replay(Recording.error(500, {"error": {"message": "boom"}}))
     agent = OpenAIChatAgent(model="m", base_url="http://h/v1", http_client=replay.client())
     said = summarize(await collect(agent(user_run())))
     assert said[-1] == ("run-error", "http_500", "The model server answered HTTP 500: boom")

@@ -26,7 +26,8 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, ResponsesTranslator, responses_events, responses_input
 from streamkit.sources.tools import ServerTool
-from tests.sources.support import Replay, Reply, aisdk_body, collect, sse, summarize
+from streamkit.testing import Recording, Replay
+from tests.sources.support import aisdk_body, collect, sse, summarize
 from tests.sources.test_openai_responses import sdk, stream_of
 from tests.support.oracle import JsOracle
 
@@ -124,12 +125,12 @@ def first_turn() -> RunInput:
 
 
 async def first_run() -> tuple[list[ChatEvent], Replay]:
-    replay = Replay(Reply(sse(CALLS, named=True)))
+    replay = Replay(Recording(sse(CALLS, named=True)))
     return await collect(agent(replay)(first_turn())), replay
 
 
 async def next_items(run: RunInput) -> list[dict[str, Any]]:
-    replay = Replay(Reply(sse(ANSWER, named=True)))
+    replay = Replay(Recording(sse(ANSWER, named=True)))
     await collect(agent(replay)(run), known_tool_calls=("call_code", "call_computer"))
     items: list[dict[str, Any]] = replay.requests[0]["input"]
     return items
@@ -194,7 +195,7 @@ def test_a_server_tool_runs_a_custom_tool_on_its_text() -> None:
     tool = ServerTool(name="code_exec", description="Runs Python code.", parameters={}, run=code_exec)
 
     async def go() -> tuple[list[ChatEvent], Replay]:
-        replay = Replay(Reply(sse(CALLS, named=True)), Reply(sse(ANSWER, named=True)))
+        replay = Replay(Recording(sse(CALLS, named=True)), Recording(sse(ANSWER, named=True)))
         return await collect(agent(replay, [tool])(first_turn())), replay
 
     events, replay = asyncio.run(go())
@@ -210,7 +211,7 @@ def test_custom_tool_loop_sends_the_pair_back() -> None:
     only_custom = [e for e in CALLS if e.get("output_index") != 1]
 
     async def go() -> tuple[list[ChatEvent], Replay]:
-        replay = Replay(Reply(sse(only_custom, named=True)), Reply(sse(ANSWER, named=True)))
+        replay = Replay(Recording(sse(only_custom, named=True)), Recording(sse(ANSWER, named=True)))
         return await collect(agent(replay, [tool])(first_turn())), replay
 
     events, replay = asyncio.run(go())
@@ -300,7 +301,7 @@ async def test_hosted_and_unknown_call_items() -> None:
     hosted = {"type": "future_search_call", "id": "fs_9", "status": "completed", "action": {"q": "x"}}
     client = {"type": "future_device_call", "id": "fd_9", "call_id": "call_dev", "status": "completed", "action": {}}
     body = [created(4), item("done", 0, hosted, 1), item("done", 1, client, 2), completed(4, 3)]
-    events = await collect(responses_events(await stream_of(Reply(sse(body, named=True)))))
+    events = await collect(responses_events(await stream_of(Recording(sse(body, named=True)))))
     starts = [e for e in events if isinstance(e, ToolCallStart)]
     assert [(s.id, s.name, s.provider_executed) for s in starts] == [
         ("fs_9", "future_search", True),

@@ -35,6 +35,7 @@ from streamkit.sources.openai import (
     responses_input,
 )
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources.bodies import (
     ANSWER,
     CHAT_CALL,
@@ -45,17 +46,7 @@ from tests.sources.bodies import (
     responses_answer,
     responses_reasoning_call,
 )
-from tests.sources.support import (
-    Plan,
-    Replay,
-    Reply,
-    agui_body,
-    aisdk_body,
-    assert_clients_agree,
-    collect,
-    interleave,
-    plans,
-)
+from tests.sources.support import Plan, agui_body, aisdk_body, assert_clients_agree, collect, interleave, plans
 from tests.support.oracle import JsOracle
 
 SETTINGS = settings(
@@ -241,7 +232,7 @@ def sdk(replay: Replay) -> AsyncOpenAI:
 
 
 def chat_run_events() -> list[ChatEvent]:
-    replay = Replay(Reply(chat_tool_call()), Reply(chat_text()))
+    replay = Replay(Recording(chat_tool_call()), Recording(chat_text()))
     run = RunInput(thread_id="t", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text="hi")])])
     return events_of(OpenAIChatAgent(sdk(replay), model="gpt-4o", tools=[get_weather])(run))
 
@@ -308,7 +299,7 @@ def calculator(a: float, b: float, op: str) -> float:
 
 @pytest.mark.parametrize("client", ["aisdk", "agui"])
 def test_responses_history_round_trips_with_encrypted_reasoning(js: JsOracle, client: str) -> None:
-    replay = Replay(Reply(responses_reasoning_call()), Reply(responses_answer()))
+    replay = Replay(Recording(responses_reasoning_call()), Recording(responses_answer()))
     run = RunInput(thread_id="t", run_id="r1", messages=[Message(id="u1", role="user", parts=[TextPart(text="hi")])])
     events = events_of(OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini", tools=[calculator])(run))
     ask = aisdk_next_request if client == "aisdk" else agui_next_request

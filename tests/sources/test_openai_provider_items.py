@@ -34,8 +34,9 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources.bodies import message_item, responses_body
-from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect, summarize
+from tests.sources.support import agui_body, aisdk_body, collect, summarize
 from tests.sources.test_openai_responses import sdk
 from tests.support.oracle import JsOracle
 
@@ -93,7 +94,7 @@ def approved_body() -> bytes:
 
 
 def test_an_mcp_approval_request_pauses_the_run_for_the_user() -> None:
-    replay = Replay(Reply(approval_body()))
+    replay = Replay(Recording(approval_body()))
     events = asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(ask("Shorten my link."))))
     (start,) = [e for e in events if isinstance(e, ToolCallStart)]
     assert (start.id, start.name, start.provider_executed, start.dynamic) == (REQUEST_ID, "mcp.make_link", True, True)
@@ -120,7 +121,7 @@ def _answered(approved: bool, reason: str | None = None) -> RunInput:
 
 
 def test_the_answer_goes_back_as_an_mcp_approval_response_and_openai_runs_the_call() -> None:
-    replay = Replay(Reply(approved_body()))
+    replay = Replay(Recording(approved_body()))
     said = summarize(
         asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(_answered(True)), [REQUEST_ID]))
     )
@@ -147,7 +148,7 @@ def test_an_agui_resume_answers_the_provider_approval() -> None:
     unanswered = [m.model_copy(update={"parts": [p.model_copy(update={"approval": None}) for p in m.parts]})
                   for m in run.messages]  # fmt: skip
     resume = [ResumeEntry(interrupt_id=f"approval-{REQUEST_ID}", status="resolved", payload={"approved": True})]
-    replay = Replay(Reply(approved_body()))
+    replay = Replay(Recording(approved_body()))
     agent = OpenAIResponsesAgent(sdk(replay), model=MODEL)
     asyncio.run(collect(agent(run.model_copy(update={"messages": unanswered, "resume": resume})), [REQUEST_ID]))
     assert replay.requests[0]["input"][-1] == {
@@ -158,7 +159,7 @@ def test_an_agui_resume_answers_the_provider_approval() -> None:
 
 
 def test_the_ai_sdk_client_approves_the_mcp_call_and_the_answer_reaches_openai(js: JsOracle) -> None:
-    first = Replay(Reply(approval_body()))
+    first = Replay(Recording(approval_body()))
     events = asyncio.run(collect(OpenAIResponsesAgent(sdk(first), model=MODEL)(ask("Shorten my link."))))
     steps = [
         {"do": "sendMessage", "args": {"text": "Shorten my link."}},
@@ -171,7 +172,7 @@ def test_the_ai_sdk_client_approves_the_mcp_call_and_the_answer_reaches_openai(j
     (part,) = [p for p in sent["messages"][-1]["parts"] if p.get("toolCallId") == REQUEST_ID]
     assert part["state"] == "approval-responded" and part["providerExecuted"] is True
     run = aisdk.to_run_input(aisdk.parse_chat_request(sent))
-    replay = Replay(Reply(approved_body()))
+    replay = Replay(Recording(approved_body()))
     asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(run), [REQUEST_ID]))
     assert replay.requests[0]["input"][1:] == [
         APPROVAL,
@@ -210,7 +211,7 @@ async def _run_and_next_request(
 ) -> tuple[list[ChatEvent], list[dict[str, Any]]]:
     """The events of a run over ``first``, and the ``input`` the next request sends after the AI SDK's fold
     of that run (the assistant message a browser client sends back)."""
-    replay = Replay(Reply(first))
+    replay = Replay(Recording(first))
     events = await collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(ask("Go.", tools or [])))
     folded = {**fold(events), "id": "a1", "role": "assistant"}
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Go."}]}
@@ -313,7 +314,7 @@ def test_a_program_is_provider_executed_and_its_nested_calls_carry_their_caller(
     first = responses_body("resp_sk0own0prog1", [(PROGRAM, []), (NESTED, [])], (200, 50))
     done = message_item("msg_sk0own0tide", "High tide in Porto is at 14:10.")
     second = responses_body("resp_sk0own0prog2", [(PROGRAM_OUTPUT, []), done], (260, 15))
-    replay = Replay(Reply(first), Reply(second))
+    replay = Replay(Recording(first), Recording(second))
     events = asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL, tools=[get_tide])(ask("Tides?"))))
     starts = [e for e in events if isinstance(e, ToolCallStart)]
     assert [(s.id, s.name, s.provider_executed) for s in starts] == [
@@ -361,7 +362,7 @@ def test_a_program_output_in_a_later_request_answers_the_program_call() -> None:
 
 
 def test_provider_run_items_survive_the_agui_client(js: JsOracle) -> None:
-    replay = Replay(Reply(shell_body()))
+    replay = Replay(Recording(shell_body()))
     events = asyncio.run(collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(ask("Go."))))
     first = {"id": "u1", "role": "user", "content": "Go."}
     then = {"id": "u2", "role": "user", "content": "thanks"}

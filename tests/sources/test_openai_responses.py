@@ -37,8 +37,9 @@ from streamkit.events import (
 )
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_events, responses_input
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources import bodies
-from tests.sources.support import Replay, Reply, collect, sse, summarize
+from tests.sources.support import collect, sse, summarize
 from tests.support.fixtures import provider_fixture
 
 MODEL = "gpt-5.1-codex-max"
@@ -48,7 +49,7 @@ def sdk(replay: Replay) -> AsyncOpenAI:
     return AsyncOpenAI(api_key="sk-test", base_url="http://model.test/v1", http_client=replay.client(), max_retries=0)
 
 
-async def stream_of(*replies: Reply) -> Any:
+async def stream_of(*replies: Recording) -> Any:
     client = sdk(Replay(*replies))
     return await client.responses.create(model="m", input="hi", stream=True)
 
@@ -58,8 +59,8 @@ def user_run(text: str = "Compute (12 + 7) * 3 * 10 with the calculator.", **upd
     return run.model_copy(update=update)
 
 
-def loop_replies() -> list[Reply]:
-    return [Reply(recorded(f"reasoning_loop.{n}")) for n in (1, 2, 3, 4)]
+def loop_replies() -> list[Recording]:
+    return [Recording(recorded(f"reasoning_loop.{n}")) for n in (1, 2, 3, 4)]
 
 
 def recorded(name: str) -> bytes:
@@ -171,7 +172,7 @@ async def test_reasoning_tool_loop_restores_encrypted_reasoning() -> None:
 
 
 async def test_own_reasoning_loop_sends_the_reasoning_item_back() -> None:
-    replay = Replay(Reply(bodies.responses_reasoning_call()), Reply(bodies.responses_answer()))
+    replay = Replay(Recording(bodies.responses_reasoning_call()), Recording(bodies.responses_answer()))
     agent = OpenAIResponsesAgent(sdk(replay), model=MODEL, tools=[calculator])
     said = summarize(await collect(agent(user_run())))
     assert said[2:4] == [
@@ -192,7 +193,7 @@ async def test_own_reasoning_loop_sends_the_reasoning_item_back() -> None:
 
 
 async def test_frontend_tool_left_pending() -> None:
-    replay = Replay(Reply(bodies.responses_reasoning_call()))
+    replay = Replay(Recording(bodies.responses_reasoning_call()))
     agent = OpenAIResponsesAgent(sdk(replay), model=MODEL)
     browser = Tool(name="calculator", description="The page's calculator.")
     said = summarize(await collect(agent(user_run(tools=[browser]))))
@@ -206,7 +207,7 @@ async def test_frontend_tool_left_pending() -> None:
 
 
 async def test_annotations_become_cited_sources_and_hosted_search_is_provider_executed() -> None:
-    events = await collect(responses_events(await stream_of(Reply(recorded("web_search")))))
+    events = await collect(responses_events(await stream_of(Recording(recorded("web_search")))))
     sources = [e for e in events if isinstance(e, Source)]
     assert len(sources) == 12
     assert sources[0].url is not None and sources[0].url.startswith("https://techcrunch.com/2025/12/05/pe")
@@ -234,13 +235,13 @@ async def test_annotations_become_cited_sources_and_hosted_search_is_provider_ex
 
 
 async def test_text_restated_by_done_is_completed() -> None:
-    said = summarize(await collect(responses_events(await stream_of(Reply(recorded("two_messages"))))))
+    said = summarize(await collect(responses_events(await stream_of(Recording(recorded("two_messages"))))))
     done = [e["text"] for e in body_events("two_messages") if e["type"] == "response.output_text.done"]
     assert [x[1] for x in said if x[0] == "text"] == done
 
 
 async def test_error_event_inside_the_stream() -> None:
-    said = summarize(await collect(responses_events(await stream_of(Reply(recorded("error"))))))
+    said = summarize(await collect(responses_events(await stream_of(Recording(recorded("error"))))))
     message = body_events("error")[2]["error"]["message"]
     assert said == [("run-started",), ("run-error", "insufficient_quota", message)]
 
@@ -282,7 +283,7 @@ def incomplete(reason: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(("reason", "finish"), [("max_output_tokens", "length"), ("content_filter", "content-filter")])
 async def test_incomplete_response(reason: str, finish: str) -> None:
-    said = summarize(await collect(responses_events(await stream_of(Reply(sse(incomplete(reason), named=True))))))
+    said = summarize(await collect(responses_events(await stream_of(Recording(sse(incomplete(reason), named=True))))))
     assert said == [
         ("run-started",),
         ("text", "Once upon"),
@@ -353,7 +354,7 @@ PARALLEL = [
 
 
 async def test_three_parallel_calls_with_interleaved_argument_deltas() -> None:
-    events = await collect(responses_events(await stream_of(Reply(sse(PARALLEL, named=True)))))
+    events = await collect(responses_events(await stream_of(Recording(sse(PARALLEL, named=True)))))
     said = summarize(events)
     assert said[1:4] == [
         ("tool-call", "call_paris", '{"city": "Paris"}', {"city": "Paris"}),
@@ -371,7 +372,9 @@ async def test_three_parallel_calls_with_interleaved_argument_deltas() -> None:
 
 
 async def test_http_error_status_and_dropped_connection() -> None:
-    replay = Replay(Reply.error(401, {"error": {"message": "Incorrect API key provided.", "code": "invalid_api_key"}}))
+    replay = Replay(
+        Recording.error(401, {"error": {"message": "Incorrect API key provided.", "code": "invalid_api_key"}})
+    )
     said = summarize(await collect(OpenAIResponsesAgent(sdk(replay), model=MODEL)(user_run())))
     assert said[-1] == (
         "run-error",
@@ -379,7 +382,7 @@ async def test_http_error_status_and_dropped_connection() -> None:
         "The model server answered HTTP 401 (unauthorized: check the API key): Incorrect API key provided.",
     )
     body = bodies.responses_reasoning_call()
-    events = await collect(responses_events(await stream_of(Reply(body, cut=len(body) // 2))))
+    events = await collect(responses_events(await stream_of(Recording(body, cut=len(body) // 2))))
     assert summarize(events)[-1][:2] == ("run-error", "model_unreachable")
 
 

@@ -33,8 +33,9 @@ from streamkit.events import (
 from streamkit.sources.anthropic import AnthropicAgent, AnthropicTranslator, to_anthropic_messages
 from streamkit.sources.openai import OpenAIResponsesAgent, responses_input
 from streamkit.sources.tools import server_tool
+from streamkit.testing import Recording, Replay
 from tests.sources import bodies
-from tests.sources.support import Replay, Reply, agui_body, aisdk_body, collect
+from tests.sources.support import agui_body, aisdk_body, collect
 from tests.sources.test_anthropic import (
     anthropic_client,
     block_start,
@@ -97,13 +98,13 @@ def anthropic_agent(replay: Replay) -> AnthropicAgent:
 
 
 async def anthropic_search_run() -> tuple[list[ChatEvent], Replay]:
-    replay = Replay(Reply(bodies.anthropic_search_with_tool()), Reply(answer_body()))
+    replay = Replay(Recording(bodies.anthropic_search_with_tool()), Recording(answer_body()))
     events = await collect(anthropic_agent(replay)(first_turn("Find the tide tables and save them.")))
     return events, replay
 
 
 async def anthropic_next_request(run: RunInput) -> list[dict[str, Any]]:
-    replay = Replay(Reply(answer_body()))
+    replay = Replay(Recording(answer_body()))
     await collect(anthropic_agent(replay)(run), known_tool_calls=())
     messages: list[dict[str, Any]] = replay.requests[0]["messages"]
     return messages
@@ -245,7 +246,7 @@ def test_anthropic_mcp_calls_and_failed_searches_go_back_as_they_came() -> None:
 
 def test_responses_hosted_search_items_survive_the_browser_client(js: JsOracle) -> None:
     async def first() -> list[ChatEvent]:
-        replay = Replay(Reply(bodies.responses_web_search()))
+        replay = Replay(Recording(bodies.responses_web_search()))
         return await collect(
             OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini")(first_turn("When does the library open?"))
         )
@@ -260,7 +261,7 @@ def test_responses_hosted_search_items_survive_the_browser_client(js: JsOracle) 
     run = aisdk.to_run_input(aisdk.parse_chat_request(answer["result"]["requests"][1]["body"]))
 
     async def second() -> list[dict[str, Any]]:
-        replay = Replay(Reply(bodies.responses_answer()))
+        replay = Replay(Recording(bodies.responses_answer()))
         await collect(OpenAIResponsesAgent(sdk(replay), model="gpt-5-mini")(run))
         items: list[dict[str, Any]] = replay.requests[0]["input"]
         return items

@@ -36,7 +36,8 @@ from streamkit.events import ChatEvent, RunError, RunFinished, RunInput, ToolCal
 from streamkit.sources.anthropic import AnthropicAgent, message_events
 from streamkit.sources.ollama import ollama_events
 from streamkit.sources.openai import openai_chat_events, openai_responses_events
-from tests.sources.support import Replay, Reply, collect, httpx2_client, sse
+from streamkit.testing import Recording, Replay
+from tests.sources.support import collect, sse
 from tests.support.fixtures import provider_fixture, provider_fixtures
 
 ENTRIES = provider_fixtures()
@@ -50,31 +51,31 @@ NOT_SHOWN = {
 # --- the recorded responses ------------------------------------------------------------------------
 
 
-def responses_of(entry: dict[str, Any]) -> list[Reply]:
-    """The recorded HTTP responses of one fixture, each as a :class:`Reply`."""
+def responses_of(entry: dict[str, Any]) -> list[Recording]:
+    """The recorded HTTP responses of one fixture, each as a :class:`Recording`."""
     raw = provider_fixture(entry["file"])
     if entry["format"] == "http":
         recorded = json.loads(raw)
         body = recorded["body"] if isinstance(recorded["body"], str) else json.dumps(recorded["body"])
         content_type = recorded.get("content_type") or "application/json"
-        return [Reply(body.encode(), recorded["status"], content_type)]
+        return [Recording(body.encode(), recorded["status"], content_type)]
     if entry["format"] == "ndjson":
-        return [Reply(raw, content_type="application/x-ndjson")]
+        return [Recording(raw, content_type="application/x-ndjson")]
     if entry["format"] == "sse":
-        return [Reply(raw)]
+        return [Recording(raw)]
     events = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
     if entry["api"] == "openai_chat":
-        return [Reply(sse(events, done=True))]
+        return [Recording(sse(events, done=True))]
     start = "response.created" if entry["api"] == "openai_responses" else "message_start"
     groups: list[list[Any]] = []
     for event in events:
         if event.get("type") == start or not groups:
             groups.append([])
         groups[-1].append(event)
-    return [Reply(sse(group, named=True)) for group in groups]
+    return [Recording(sse(group, named=True)) for group in groups]
 
 
-def earlier_calls(reply: Reply) -> set[str]:
+def earlier_calls(reply: Recording) -> set[str]:
     """The call ids a recorded body answers without starting them: a result may answer a call of an earlier
     response (a program's output, a deferred tool search), which the run's checker must know of."""
     answered: set[str] = set()
@@ -181,7 +182,7 @@ def openai_client(replay: Replay) -> AsyncOpenAI:
     return AsyncOpenAI(api_key="sk-test", base_url="http://model.test/v1", http_client=replay.client(), max_retries=0)
 
 
-async def compare_chat(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
+async def compare_chat(reply: Recording) -> tuple[dict[str, Any], dict[str, Any]]:
     state = ChatCompletionStreamState()
 
     async def tee(stream: Any) -> AsyncIterator[Any]:
@@ -235,7 +236,7 @@ def _client_item(item: Any) -> bool:
     return item.type in CLIENT_ITEMS
 
 
-async def compare_responses(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
+async def compare_responses(reply: Recording) -> tuple[dict[str, Any], dict[str, Any]]:
     client = openai_client(Replay(reply))
     stream = await client.responses.create(model="m", input="hi", stream=True)
     ours = summary_of_events(await collect(openai_responses_events(stream), earlier_calls(reply)))
@@ -286,7 +287,7 @@ async def compare_responses(reply: Reply) -> tuple[dict[str, Any], dict[str, Any
     return expected, _client_ids(ours, final.output)
 
 
-def _final_response(reply: Reply) -> Any:
+def _final_response(reply: Recording) -> Any:
     """The response a recording's ``response.completed`` carries, read by the SDK's ``Response`` type (where
     the SDK's stream refuses the recording: a call whose ``call_id`` changed between added and done)."""
     for line in reversed(reply.body.decode().splitlines()):
@@ -317,9 +318,9 @@ ANTHROPIC_FINISH = {
 """The AI SDK's ``mapAnthropicStopReason`` (any other reason is ``other``)."""
 
 
-async def compare_anthropic(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
+async def compare_anthropic(reply: Recording) -> tuple[dict[str, Any], dict[str, Any]]:
     def client() -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(api_key="k", max_retries=0, http_client=httpx2_client(Replay(reply)))
+        return anthropic.AsyncAnthropic(api_key="k", max_retries=0, http_client=Replay(reply).httpx2_client())
 
     request: dict[str, Any] = {
         "model": "claude-sonnet-4-5",
@@ -367,7 +368,7 @@ async def compare_anthropic(reply: Reply) -> tuple[dict[str, Any], dict[str, Any
 # --- Ollama ----------------------------------------------------------------------------------------
 
 
-async def compare_ollama(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
+async def compare_ollama(reply: Recording) -> tuple[dict[str, Any], dict[str, Any]]:
     chunks: list[Any] = []
 
     async def tee(stream: Any) -> AsyncIterator[Any]:
