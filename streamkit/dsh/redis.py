@@ -63,7 +63,7 @@ end
 local function drop(a)
   local size = tonumber(redis.call('HGET', h, 's:' .. a) or '0')
   redis.call('HDEL', h, 'h:' .. a, 's:' .. a, 'n:' .. a, 'k:' .. a, 'r:' .. a, 't:' .. a, 'e:' .. a, 'c:' .. a)
-  redis.call('HINCRBY', h, 'bytes', -size)
+  redis.call('HINCRBY', h, 'bytes', 0 - size)  -- never -0, which HINCRBY refuses
   redis.call('ZREM', z, a)
 end
 local function evict(max_agents, max_bytes, now)

@@ -484,7 +484,7 @@ async def test_history_is_bounded_in_bytes_per_conversation_principal_and_all() 
     for i in range(8):
         await _conversation(sessions, "alice", f"a{i}", big)
     alice = sum(s.size for i in range(8) if (s := sessions.get("alice", f"a{i}")) is not None)
-    alice += (s.size if (s := sessions.get("alice", "a")) is not None else 0)
+    alice += s.size if (s := sessions.get("alice", "a")) is not None else 0
     assert alice <= 600_000 and sessions.get("alice", "a7") is not None and sessions.get("alice", "a") is None
     assert sessions.get("bob", "b0") is not None
     # Over all principals: room is made from the principal holding the most bytes.
