@@ -302,7 +302,7 @@ operations = st.lists(
     max_size=25,
 )
 
-BOUNDS = {"max_agents_per_principal": 3, "max_messages": 4, "max_history_bytes": 900, "max_principal_bytes": 1_500}
+BOUNDS: dict[str, Any] = {"max_agents_per_principal": 3, "max_messages": 4, "max_history_bytes": 900, "max_principal_bytes": 1_500}
 
 
 def comparable(status: dict[str, Any]) -> dict[str, Any]:
@@ -317,7 +317,7 @@ async def replay(url: str, ops: list[tuple[Any, ...]]) -> None:
     try:
         for step, op in enumerate(ops):
             if op[0] == "start":
-                outcomes = []
+                outcomes: list[Any] = []
                 for sessions in (memory, redis):
                     try:
                         outcomes.append(await sessions.start(op[1], op[2]))
