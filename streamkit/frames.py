@@ -284,12 +284,13 @@ async def _drain_async(
                 fields = event.__dict__
                 prefixes = live.get(fields["type"])
                 if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                    if not fields["delta"]:
+                    delta = fields["delta"]
+                    if not delta:
                         continue  # an empty delta sends no frame
-                    chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                    chunk = lead + prefix + _dumps(delta) + b"}\n\n"
                     frames = ()
                     if kept is not None:
-                        kept[fields["id"]].append(fields["delta"])
+                        kept[fields["id"]].append(delta)
                 elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
                     frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
                     if not chunk:
@@ -336,12 +337,13 @@ async def _drain_ready(
             fields = event.__dict__
             prefixes = live.get(fields["type"])
             if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                if not fields["delta"]:
+                delta = fields["delta"]
+                if not delta:
                     continue  # an empty delta sends no frame
-                payload = prefix + _dumps(fields["delta"]) + b"}"
+                payload = prefix + _dumps(delta) + b"}"
                 add(payload)
                 if kept is not None:
-                    kept[fields["id"]].append(fields["delta"])
+                    kept[fields["id"]].append(delta)
                 size += len(payload) + extra
                 if size >= coalesce:
                     if len(payload) + extra > limit:
