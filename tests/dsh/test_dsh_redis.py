@@ -29,6 +29,7 @@ from streamkit.serve import StreamOptions
 from streamkit.store import StoreLimits
 from streamkit.store.redis import RedisStore
 from tests.store.processes import RedisServer
+from tests.support.server import LiveServer
 
 ALICE = {"x-api-key": "k-alice"}
 BOB = {"x-api-key": "k-bob"}
@@ -94,9 +95,12 @@ def test_two_workers_serve_one_console_and_a_restart_keeps_the_history(
     live_server: Any, redis_url: str, prefix: str
 ) -> None:
     console = Console()
-    a = serve(live_server, worker(console, redis_url, prefix)[0])
-    b = serve(live_server, worker(console, redis_url, prefix)[0])
-    with httpx.Client(timeout=10) as client:
+    with (
+        LiveServer(worker(console, redis_url, prefix)[0], lifespan="on") as server_a,
+        LiveServer(worker(console, redis_url, prefix)[0], lifespan="on") as server_b,
+        httpx.Client(timeout=10) as client,
+    ):
+        a, b = server_a.url + "/api/agent", server_b.url + "/api/agent"
         first = client.post(a + "/message", json={"agentId": "c1", "message": "one"}, headers=ALICE)
         assert first.status_code == 200 and first.json()["content"] == "you said: one"
         second = client.post(b + "/message", json={"agentId": "c1", "message": "two"}, headers=ALICE)
@@ -114,7 +118,7 @@ def test_two_workers_serve_one_console_and_a_restart_keeps_the_history(
         other = client.post(b + "/message", json={"agentId": "c1", "message": "mine"}, headers=BOB)
         assert texts(console.runs[-1]) == [("user", "mine")] and other.status_code == 200
 
-    # Every worker restarted: a new process's sessions on the same Redis hold the history.
+    # Both workers stopped (their lifespans closed their sessions); a new one on the same Redis has the history.
     c = serve(live_server, worker(console, redis_url, prefix)[0])
     with httpx.Client(timeout=10) as client:
         assert client.get(c + "/c1/status", headers=ALICE).json()["messages"] == 4
@@ -302,7 +306,12 @@ operations = st.lists(
     max_size=25,
 )
 
-BOUNDS: dict[str, Any] = {"max_agents_per_principal": 3, "max_messages": 4, "max_history_bytes": 900, "max_principal_bytes": 1_500}
+BOUNDS: dict[str, Any] = {
+    "max_agents_per_principal": 3,
+    "max_messages": 4,
+    "max_history_bytes": 900,
+    "max_principal_bytes": 1_500,
+}
 
 
 def comparable(status: dict[str, Any]) -> dict[str, Any]:
