@@ -8,8 +8,8 @@
   drains: events that come one by one (an agent's async generator) leave a chunk each, as soon as mapped;
   events that are all there (a list) are collected into chunks of about ``coalesce`` bytes. Both write a
   delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
-  stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the frame-size limit's rule for what still goes out of an event that is
-  too large.
+  stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the
+  frame-size limit's rule for what still goes out of an event that is too large.
 * :func:`start_agent` calls the agent so that a call that raises ends in error frames too;
   :func:`shutdown_frames` ends a run the server's shutdown cut short.
 """
