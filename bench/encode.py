@@ -166,7 +166,9 @@ def run(repeat: int = 21, protocols: Iterable[str] = ("aisdk", "agui"), progress
         )
         out.append("")
         targets += _targets(protocol, title, cases)
-    return EncodeReport("\n".join(out), targets, problems)
+    dialect = run_dialect(w, repeat=repeat, progress=progress)
+    out.append(dialect.text)
+    return EncodeReport("\n".join(out), targets + dialect.targets, problems + dialect.problems)
 
 
 def _per_frame(case: Case) -> float:
@@ -201,3 +203,73 @@ def _targets(protocol: str, title: str, cases: dict[str, Case]) -> list[Target]:
         r = _per_frame(cases["pai"]) / _per_frame(sk)
         targets.append(Target(f"{title}: map + encode vs pydantic-ai's adapter", f"{r:.1f}x faster", ">= 12x", r >= 12))
     return targets
+
+
+# -- the dialect ------------------------------------------------------------------------------------------
+
+DIALECT_TARGET = 1.3
+"""The dialect's map + encode of W at most this many times AG-UI's (the same run, fastest of the samples)."""
+
+
+def _dialect_problem(body: bytes, w: Workload) -> str | None:
+    """None when the dialect's body of W is what the console must see: every chunk, the answer's text in
+    ``done.messages``, one terminal ``done``."""
+    from streamkit.dsh import fold, parse_sse
+
+    folded = fold(parse_sse(body))
+    if folded.done is None:
+        return "dialect: the stream of W does not end with done"
+    if folded.text != "".join(w.text):
+        return "dialect: the chunks do not carry W's text"
+    answers = [m for m in folded.messages or [] if m.get("role") == "assistant" and m.get("content")]
+    if not answers or answers[-1]["content"] != "".join(w.text):
+        return "dialect: done.messages does not carry W's text"
+    return None
+
+
+def run_dialect(w: Workload, *, repeat: int = 21, progress: bool = True) -> EncodeReport:
+    """The dialect's map + encode of W against AG-UI's, sampled together in one run (``python -m bench encode``).
+
+    The target compares the fastest sample of each (both map the same ``ChatEvent``\\ s); the body is checked
+    first (the text in every ``chunk`` and in ``done.messages``)."""
+    from streamkit import agui, dsh
+
+    events = chat_events(w)
+    cases = {
+        "agui": Case(
+            "AG-UI: map + encode",
+            lambda: _drain(agui.encode(events, thread_id=w.thread_id, run_id=w.run_id)),
+            is_async=True,
+        ),
+        "dsh": Case(
+            "dialect: map + encode",
+            lambda: _drain(dsh.encode(events, agent_id=w.thread_id, run_id=w.run_id)),
+            is_async=True,
+        ),
+    }
+    run_cases(list(cases.values()), repeat=repeat, progress=progress)
+    problem = _dialect_problem(cases["dsh"].output, w)
+    base, dialect = cases["agui"], cases["dsh"]
+    rows = [
+        [
+            case.name,
+            f"{case.frames}",
+            f"{case.median * 1e3:.2f}",
+            f"{case.best * 1e3:.2f}",
+            f"{case.best / base.best:.2f}x",
+        ]
+        for case in cases.values()
+    ]
+    text = (
+        f"### Encode: W as the dialect against AG-UI (the same run, {repeat} samples each)\n\n"
+        + table(["implementation", "frames", "median ms per run", "best ms per run", "best vs AG-UI"], rows)
+        + "\n"
+    )
+    ratio = dialect.best / base.best
+    target = Target(
+        "dialect: map + encode vs AG-UI's (same run of W)",
+        f"{ratio:.2f}x AG-UI's time",
+        f"<= {DIALECT_TARGET:.2f}x",
+        ratio <= DIALECT_TARGET,
+    )
+    return EncodeReport(text, [target], [problem] if problem else [])

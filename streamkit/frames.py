@@ -8,8 +8,8 @@
   drains: events that come one by one (an agent's async generator) leave a chunk each, as soon as mapped;
   events that are all there (a list) are collected into chunks of about ``coalesce`` bytes. Both write a
   delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
-  stream's events; :func:`_fitting` is the frame-size limit's rule for what still goes out of an event that is
-  too large.
+  stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the
+  frame-size limit's rule for what still goes out of an event that is too large.
 * :func:`start_agent` calls the agent so that a call that raises ends in error frames too;
   :func:`shutdown_frames` ends a run the server's shutdown cut short.
 """
@@ -47,6 +47,7 @@ logger = run_logger("streamkit")
 DEFAULT_ERROR_TEXT = "An error occurred."
 """What the client sees of an agent exception unless the app asks for details."""
 
+
 def frame(value: Any, event: str | None = None) -> bytes:
     """One SSE frame carrying ``value`` as JSON: ``data: <json>\\n\\n``, after ``event: <event>\\n`` when named."""
     data = b"".join((b"data: ", _payload(value), b"\n\n"))  # one copy of a payload that may be large
@@ -81,6 +82,12 @@ class Mapper(Protocol):
       ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would change no state (the block
       is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame without
       calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
+    * ``delta_pieces``: for a mapper that must keep the text of the deltas it does not feed (a final message
+      carries it), a mapping from block id to a list of strings holding a list for every block of
+      ``delta_prefixes`` (block ids are unique across kinds, as the sequence checker makes them):
+      :func:`encode_frames` appends the delta of each frame it writes from a prefix to its block's list, and
+      the mapper joins the pieces once, at the end. A mapper that keeps no deltas leaves it at
+      :class:`MapperBase`'s default (an empty mapping of its own, which the writer recognizes and skips).
     * ``offload(event)``: whether feeding ``event`` is heavy enough to run in a worker thread, so that the event
       loop keeps serving other streams meanwhile (by default :func:`~streamkit.offload.heavy`: a large payload).
     """
@@ -93,6 +100,11 @@ class Mapper(Protocol):
     @property
     def delta_prefixes(self) -> Mapping[str, Mapping[str, bytes]]:
         """The frame prefixes of the delta hot path, by event type and block id."""
+        ...
+
+    @property
+    def delta_pieces(self) -> Mapping[str, list[str]]:
+        """Where the hot path keeps the deltas it writes, by block id."""
         ...
 
     def offload(self, event: ChatEvent) -> bool:
@@ -113,6 +125,7 @@ class Mapper(Protocol):
 
 
 _NO_PREFIXES: Mapping[str, Mapping[str, bytes]] = MappingProxyType({})
+_NO_PIECES: Mapping[str, list[str]] = MappingProxyType({})
 
 
 class MapperBase:
@@ -127,6 +140,9 @@ class MapperBase:
 
     delta_prefixes: Mapping[str, Mapping[str, bytes]] = _NO_PREFIXES
     """No delta hot path (see :class:`Mapper`)."""
+
+    delta_pieces: Mapping[str, list[str]] = _NO_PIECES
+    """The hot path keeps no deltas (see :class:`Mapper`)."""
 
     offload = staticmethod(heavy)
     """Events that carry a large payload go to a worker thread (see :class:`Mapper`)."""
@@ -186,6 +202,12 @@ def _format(mapper: Mapper) -> tuple[_Encode, Callable[[_Frame], bytes], bytes]:
     if mapper.named_events:
         return _encode_named, _named_payload, b""
     return _encode, _payload, b"data: "
+
+
+def _kept(mapper: Mapper) -> Mapping[str, list[str]] | None:
+    """Where ``mapper`` keeps the deltas of the hot path; ``None`` when it keeps none (see :class:`Mapper`)."""
+    pieces = mapper.delta_pieces
+    return None if pieces is _NO_PIECES else pieces
 
 
 async def _aclose(iterator: object) -> None:
@@ -248,6 +270,7 @@ async def _drain_async(
     """The frames of events that come one by one: a chunk per event, as soon as it is mapped."""
     feed = mapper.feed
     live = mapper.delta_prefixes
+    kept = _kept(mapper)
     offload = mapper.offload
     encode, payload_of, lead = _format(mapper)
     extra = len(lead) + 2  # a frame's bytes besides its payload
@@ -261,10 +284,13 @@ async def _drain_async(
                 fields = event.__dict__
                 prefixes = live.get(fields["type"])
                 if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                    if not fields["delta"]:
+                    delta = fields["delta"]
+                    if not delta:
                         continue  # an empty delta sends no frame
-                    chunk = lead + prefix + _dumps(fields["delta"]) + b"}\n\n"
+                    chunk = lead + prefix + _dumps(delta) + b"}\n\n"
                     frames = ()
+                    if kept is not None:
+                        kept[fields["id"]].append(delta)
                 elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
                     frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
                     if not chunk:
@@ -297,6 +323,7 @@ async def _drain_ready(
     it is caught where the batch is flushed."""
     feed = mapper.feed
     live = mapper.delta_prefixes
+    kept = _kept(mapper)
     offload = mapper.offload
     encode, payload_of, lead = _format(mapper)
     sep = b"\n\n" + lead
@@ -310,10 +337,13 @@ async def _drain_ready(
             fields = event.__dict__
             prefixes = live.get(fields["type"])
             if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
-                if not fields["delta"]:
+                delta = fields["delta"]
+                if not delta:
                     continue  # an empty delta sends no frame
-                payload = prefix + _dumps(fields["delta"]) + b"}"
+                payload = prefix + _dumps(delta) + b"}"
                 add(payload)
+                if kept is not None:
+                    kept[fields["id"]].append(delta)
                 size += len(payload) + extra
                 if size >= coalesce:
                     if len(payload) + extra > limit:
@@ -414,9 +444,7 @@ def _described(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _failure(
-    mapper: Mapper, exc: Exception, expose_errors: bool, on_error: ErrorHook | None
-) -> list[dict[str, Any]]:
+def _failure(mapper: Mapper, exc: Exception, expose_errors: bool, on_error: ErrorHook | None) -> list[dict[str, Any]]:
     if on_error is not None:
         try:
             on_error(exc)

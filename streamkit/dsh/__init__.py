@@ -19,18 +19,25 @@ optional ``channelCode``, ``maxTokens``, ``cwd``), ``POST /api/agent/{agentId}/c
   conversation between the dialect's message form and neutral messages, both ways;
 * :func:`routes` (:mod:`~streamkit.dsh.routes`) mounts the four endpoints (and the stream's resume when runs
   are resumable), and :func:`encode`, beside it, writes
-  the frames through the shared SSE writer; :class:`Sessions` (:mod:`~streamkit.dsh.sessions`) keeps each
-  agent id's conversation and its run in progress;
+  the frames through the shared SSE writer; a :class:`SessionStore` (:mod:`~streamkit.dsh.sessions`) keeps
+  each agent id's conversation and its run in progress: :class:`Sessions` in this process's memory (the
+  default), ``streamkit.dsh.redis.RedisSessions`` in Redis, for several workers (it needs the ``redis``
+  extra, and is imported from its module or lazily from here);
 * :func:`fold` (:mod:`~streamkit.dsh.fold`) is the console's view: bubbles, tool cards, the final messages;
   :func:`parse_sse` reads a body's named frames.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .fold import Bubble, Folded, cards_from_messages, fold, parse_sse
 from .mapping import CHUNK, DONE, ERROR, EVENTS, META, REASONING, STEP_BREAK, DSHMapper
 from .messages import from_dsh_messages, to_dsh_messages
 from .request import AgentRequest, parse_agent_request, to_run_input
 from .routes import encode, mapper_for, routes
-from .sessions import Run, Session, Sessions
+from .sessions import Run, Session, Sessions, SessionStore
+
+if TYPE_CHECKING:
+    from .redis import RedisSessions
 
 __all__ = [
     "CHUNK",
@@ -44,8 +51,10 @@ __all__ = [
     "Bubble",
     "DSHMapper",
     "Folded",
+    "RedisSessions",
     "Run",
     "Session",
+    "SessionStore",
     "Sessions",
     "cards_from_messages",
     "encode",
@@ -58,3 +67,11 @@ __all__ = [
     "to_dsh_messages",
     "to_run_input",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RedisSessions":
+        from .redis import RedisSessions
+
+        return RedisSessions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,6 +65,7 @@ from ..events import (
     MessagesSnapshot,
     ProtocolError,
     ReasoningDelta,
+    ReasoningEnd,
     RunAborted,
     RunError,
     RunFinished,
@@ -74,7 +75,9 @@ from ..events import (
     StateDelta,
     StateSnapshot,
     StateUpdate,
+    StepReset,
     TextDelta,
+    TextEnd,
     ToolApprovalRequest,
     ToolApprovalResponse,
     ToolCallArgsDelta,
@@ -103,6 +106,10 @@ EVENTS = (META, CHUNK, REASONING, STEP_BREAK, DONE, ERROR)
 """The dialect's SSE event names."""
 
 Frame = dict[str, Any]
+
+_CHUNK_LEAD = b"event: " + CHUNK.encode() + b'\ndata: {"id":'
+_REASONING_LEAD = b"event: " + REASONING.encode() + b'\ndata: {"id":'
+_CONTENT = b',"content":'
 
 
 def _named(event: str, data: Frame) -> Frame:
@@ -174,14 +181,20 @@ class DSHMapper(MapperBase):
         "_messages",
         "_metadata",
         "_model",
+        "_reasoning_open",
+        "_reasoning_prefix",
         "_results",
         "_run_id",
         "_sources",
         "_started",
         "_state",
         "_state_set",
+        "_text_open",
+        "_text_prefix",
         "_thread_id",
         "_turn",
+        "delta_pieces",
+        "delta_prefixes",
         "strict",
     )
 
@@ -204,7 +217,8 @@ class DSHMapper(MapperBase):
         self._thread_id = thread_id if thread_id is not None else agent_id
         self._model = model
         self._clock = clock
-        self._messages: list[Frame | _Turn] = [dict(m) for m in history]
+        # What the conversation holds is JavaScript-exact from the start (see js_value), so done writes it as is.
+        self._messages: list[Frame | _Turn] = [js_value(dict(m)) for m in history]
         self._calls: dict[str, Frame] = {}  # callId -> {"toolName", "args", "status"} as last sent
         for m in self._messages:
             assert isinstance(m, dict)
@@ -216,6 +230,19 @@ class DSHMapper(MapperBase):
         self._results: dict[str, Frame] = {}  # callId -> its tool message
         self._approvals: dict[str, Frame] = {}  # approval id -> the pending interrupt
         self._turn: _Turn | None = None
+        # The hot path (streamkit.frames.encode_frames): a delta of a block open in the checker, while an assistant
+        # message is being written, is written from its prefix and its text kept in that message's pieces,
+        # without a feed. Whenever the message being written changes, the blocks leave the hot path; the next
+        # delta of each, fed, puts it back with the new message's pieces.
+        self._text_open = self._checker.streaming("text")
+        self._reasoning_open = self._checker.streaming("reasoning")
+        self._text_prefix: dict[str, bytes] = {}
+        self._reasoning_prefix: dict[str, bytes] = {}
+        self.delta_prefixes: dict[str, dict[str, bytes]] = {
+            "text-delta": self._text_prefix,
+            "reasoning-delta": self._reasoning_prefix,
+        }
+        self.delta_pieces: dict[str, list[str]] = {}
         self._first_id: str | None = None
         self._count = 0
         self._state = to_json(state)
@@ -271,6 +298,7 @@ class DSHMapper(MapperBase):
         if self._done:
             return []
         self._done = True
+        self._cold()
         out: list[Frame] = []
         if not self._started:
             out.append(self._meta(None))
@@ -301,6 +329,17 @@ class DSHMapper(MapperBase):
         if code is not None:
             data["code"] = code
         return _named(ERROR, data)
+
+    def _cold(self) -> None:
+        """Take every block off the hot path (the message being written changes, or the run ends)."""
+        self._text_prefix.clear()
+        self._reasoning_prefix.clear()
+        self.delta_pieces.clear()
+
+    def _new_turn(self) -> None:
+        """What the run writes next is a new assistant message."""
+        self._turn = None
+        self._cold()
 
     def _current(self) -> _Turn:
         """The assistant message being written; a new one after a tool result or a user message."""
@@ -339,10 +378,11 @@ class DSHMapper(MapperBase):
     def _end(self, frame: Frame) -> list[Frame]:
         dumps(frame["data"])  # a payload that cannot be sent must fail here, before the run counts as ended
         self._done = True
+        self._cold()
         return [frame]
 
     def _done_frame(self, finish_reason: str) -> Frame:
-        data: Frame = {"finishReason": finish_reason, "messages": js_value(self.messages)}
+        data: Frame = {"finishReason": finish_reason, "messages": self.messages}
         if self._approvals:
             data["interrupts"] = list(self._approvals.values())
         if self._metadata is not None:
@@ -388,15 +428,39 @@ class DSHMapper(MapperBase):
         delta = event.delta
         if not delta:
             return []
-        turn = self._turn
-        (turn if turn is not None else self._current()).content.append(delta)
-        return [{"event": CHUNK, "data": {"id": event.id, "content": delta}}]
+        pieces = self._current().content
+        pieces.append(delta)
+        bid = event.id
+        if bid in self._text_open:  # on the hot path from here on
+            self._text_prefix[bid] = _CHUNK_LEAD + dumps(bid) + _CONTENT
+            self.delta_pieces[bid] = pieces
+        return [{"event": CHUNK, "data": {"id": bid, "content": delta}}]
 
     def _reasoning_delta(self, event: ReasoningDelta) -> list[Frame]:
-        if not event.delta:
+        delta = event.delta
+        if not delta:
             return []
-        self._current().reasoning.append(event.delta)
-        return [_named(REASONING, {"id": event.id, "content": event.delta})]
+        pieces = self._current().reasoning
+        pieces.append(delta)
+        bid = event.id
+        if bid in self._reasoning_open:
+            self._reasoning_prefix[bid] = _REASONING_LEAD + dumps(bid) + _CONTENT
+            self.delta_pieces[bid] = pieces
+        return [_named(REASONING, {"id": bid, "content": delta})]
+
+    def _text_end(self, event: TextEnd) -> list[Frame]:
+        self._text_prefix.pop(event.id, None)
+        self.delta_pieces.pop(event.id, None)
+        return []
+
+    def _reasoning_end(self, event: ReasoningEnd) -> list[Frame]:
+        self._reasoning_prefix.pop(event.id, None)
+        self.delta_pieces.pop(event.id, None)
+        return []
+
+    def _step_reset(self, event: StepReset) -> list[Frame]:
+        self._cold()  # the checker forgot the open blocks
+        return []
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -437,7 +501,7 @@ class DSHMapper(MapperBase):
         for key in ("error", "denied"):
             message.pop(key, None)
         message.update(toolName=self._calls[call_id]["toolName"], status=status, content=content, **extra)
-        self._turn = None  # what the run writes next is a new assistant message
+        self._new_turn()
 
     def _tool_result(self, event: ToolResult) -> list[Frame]:
         if event.preliminary:
@@ -498,7 +562,7 @@ class DSHMapper(MapperBase):
     def _messages_snapshot(self, event: MessagesSnapshot) -> list[Frame]:
         try:
             neutral = [m if isinstance(m, Message) else Message.model_validate(m) for m in event.messages]
-            messages = to_dsh_messages(neutral)
+            messages = [js_value(m) for m in to_dsh_messages(neutral)]
         except (ValidationError, ValueError) as exc:
             if self.strict:
                 raise ProtocolError(event, f"the messages are not valid: {exc}") from None
@@ -506,7 +570,7 @@ class DSHMapper(MapperBase):
             return []
         self._messages = list(messages)
         self._results = {}
-        self._turn = None
+        self._new_turn()
         for m in messages:
             for call in m.get("toolCalls") or ():
                 self._calls.setdefault(call["callId"], {"toolName": call["toolName"], "args": call.get("args")})
@@ -559,7 +623,7 @@ class DSHMapper(MapperBase):
                 for f in event.files
             ]
         self._messages.append(message)
-        self._turn = None
+        self._new_turn()
         return []
 
 
@@ -569,7 +633,10 @@ _HANDLERS: dict[str, Callable[[DSHMapper, Any], list[Frame]]] = {
     "run-error": DSHMapper._run_error,
     "run-aborted": DSHMapper._run_aborted,
     "text-delta": DSHMapper._text_delta,
+    "text-end": DSHMapper._text_end,
     "reasoning-delta": DSHMapper._reasoning_delta,
+    "reasoning-end": DSHMapper._reasoning_end,
+    "step-reset": DSHMapper._step_reset,
     "tool-call-start": DSHMapper._tool_start,
     "tool-call-args-delta": DSHMapper._tool_delta,
     "tool-call-end": DSHMapper._tool_end,

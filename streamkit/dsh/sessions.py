@@ -1,13 +1,17 @@
 """The server side of the dialect's agents: each agent id's conversation and its run in progress.
 
-The dialect's client sends only its new message, so the server keeps the conversation: :class:`Sessions` holds,
-per principal (the ``authorize`` hook's result, as a digest) and agent id, the messages of the finished runs
-(the newest ones within ``max_messages`` and ``max_history_bytes``, never starting with a tool result) and the
-run in progress, which ``POST {path}/{agentId}/cancel`` stops and ``GET {path}/{agentId}/status`` reports.
-Conversations are bounded in number and bytes per principal and over all of them (see :class:`Sessions`); the
-least recently used idle one goes first, and one principal's conversations never make room for another's
-while that one holds more. Sessions live in the memory of one process: behind several workers, route an agent
-id to one worker (sticky sessions), or pass each worker's routes a ``Sessions`` of your own.
+The dialect's client sends only its new message, so the server keeps the conversation in a
+:class:`SessionStore`: per principal (the ``authorize`` hook's result, as a digest) and agent id, the messages
+of the finished runs (the newest ones within ``max_messages`` and ``max_history_bytes``, never starting with a
+tool result, see :func:`bounded`) and the run in progress, which ``POST {path}/{agentId}/cancel`` stops and
+``GET {path}/{agentId}/status`` reports. Two stores:
+
+* :class:`Sessions` (the default) keeps them in this process's memory, bounded in number and bytes per
+  principal and over all of them; the least recently used idle conversation goes first, and one principal's
+  conversations never make room for another's while that one holds more;
+* :class:`~streamkit.dsh.redis.RedisSessions` keeps them in Redis (the server the resumable streams use), so
+  that any worker serves any console and a restart keeps the history; a cancel reaches the run on whichever
+  worker produces it.
 
 A run's events pass through :meth:`Run.guard`: a cancel closes the agent's generator (its ``finally`` runs),
 interrupting what it awaits, and the run ends in order, with ``RunAborted`` (the dialect's ``done`` with
@@ -20,8 +24,8 @@ import asyncio
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, Protocol
 
 from pydantic_core import to_json
 
@@ -29,17 +33,20 @@ from ..events import ChatEvent, Message, RunAborted
 from ..http import HTTPError
 from ..resumable import principal_key
 
-__all__ = ["CANCELLED", "Run", "Session", "Sessions"]
+__all__ = ["CANCELLED", "Run", "Session", "SessionStore", "Sessions", "bounded", "idle_status"]
 
 CANCELLED = "cancelled"
 """The ``reason`` of the ``RunAborted`` a cancelled run ends with."""
 
 
 class Run:
-    """One run in progress: its ids and start time, and the means to cancel it."""
+    """One run in progress: its agent id, owner and ids, its start time, the conversation it continues
+    (``history``, neutral messages), and the means to cancel it."""
 
-    def __init__(self, agent_id: str) -> None:
+    def __init__(self, agent_id: str, owner: str = "", history: Sequence[Message] = ()) -> None:
         self.agent_id = agent_id
+        self.owner = owner
+        self.history = list(history)
         self.run_id = uuid.uuid4().hex
         self.started_at = time.time()
         self.cancelled = False
@@ -104,8 +111,51 @@ def _current_task() -> asyncio.Task[Any] | None:
         return None
 
 
+class SessionStore(Protocol):
+    """Where the dialect's routes keep each agent id's conversation and its run in progress (see the module).
+
+    Every method takes the principal the ``authorize`` hook returned; ``owner`` turns it into the key that
+    keeps principals apart (:func:`~streamkit.resumable.principal_key` by default). A store that cannot be
+    reached raises (the routes answer a JSON 503 naming ``sessions``).
+    """
+
+    owner: Callable[[Any], str]
+
+    async def start(self, principal: Any, agent_id: str) -> Run:
+        """Begin a run of ``agent_id``, continuing its conversation (``Run.history``); a 409
+        (:class:`~streamkit.http.HTTPError` naming ``agentId``) if a run of it is in progress."""
+        ...
+
+    async def finish(self, run: Run, history: list[Message] | None) -> None:
+        """The run ended: keep ``history`` (bounded) as the conversation, unless None; the agent id is idle
+        again. Raises if the history could not be kept."""
+        ...
+
+    async def history(self, principal: Any, agent_id: str) -> list[Message]:
+        """The principal's conversation of ``agent_id`` (empty if none)."""
+        ...
+
+    async def status(self, principal: Any, agent_id: str) -> dict[str, Any]:
+        """What ``GET {path}/{agentId}/status`` answers: ``agentId``, ``status`` (``running`` or ``idle``),
+        ``runId`` and ``startedAt`` (ms) while running, ``messages``, ``runs``."""
+        ...
+
+    async def cancel(self, principal: Any, agent_id: str) -> bool:
+        """Stop the principal's run of ``agent_id`` in progress, wherever it runs; False if none."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the store holds (connections, background tasks)."""
+        ...
+
+
+def idle_status(agent_id: str, messages: int = 0, runs: int = 0) -> dict[str, Any]:
+    """The status of an agent id with no run in progress."""
+    return {"agentId": agent_id, "status": "idle", "messages": messages, "runs": runs}
+
+
 class Session:
-    """One agent id's conversation (neutral messages) and its run in progress, if any."""
+    """One agent id's conversation (neutral messages) and its run in progress, if any (:class:`Sessions`)."""
 
     def __init__(self, agent_id: str, owner: str = "") -> None:
         self.agent_id = agent_id
@@ -118,13 +168,16 @@ class Session:
 
     def status(self) -> dict[str, Any]:
         """What ``GET {path}/{agentId}/status`` answers."""
-        out: dict[str, Any] = {"agentId": self.agent_id, "status": "running" if self.run else "idle"}
-        if self.run is not None:
-            out["runId"] = self.run.run_id
-            out["startedAt"] = int(self.run.started_at * 1000)
-        out["messages"] = len(self.history)
-        out["runs"] = self.runs
-        return out
+        if self.run is None:
+            return idle_status(self.agent_id, len(self.history), self.runs)
+        return {
+            "agentId": self.agent_id,
+            "status": "running",
+            "runId": self.run.run_id,
+            "startedAt": int(self.run.started_at * 1000),
+            "messages": len(self.history),
+            "runs": self.runs,
+        }
 
 
 class _Principal:
@@ -141,7 +194,7 @@ _MIB = 1024 * 1024
 
 
 class Sessions:
-    """The conversations and runs in progress of the agents served by one set of routes (see the module).
+    """The :class:`SessionStore` in this process's memory (the default; see the module).
 
     Bounds, each evicting idle conversations only (a running one is never dropped), least recently used first:
 
@@ -156,7 +209,8 @@ class Sessions:
     principal, 1,000 messages and 8 MiB per conversation (the dialect's routes pass their ``Limits``'
     ``max_messages`` and ``max_body_bytes``). Without an ``authorize`` hook every client is the same principal,
     so the per-principal bounds are the app's. ``owner`` turns a principal into its key (default
-    :func:`~streamkit.resumable.principal_key`).
+    :func:`~streamkit.resumable.principal_key`). The conversations live as long as the process: several
+    workers, or a history that outlives a restart, need :class:`~streamkit.dsh.redis.RedisSessions`.
     """
 
     def __init__(
@@ -194,7 +248,7 @@ class Sessions:
         held = self._principals.get(self.owner(principal))
         return None if held is None else held.sessions.get(agent_id)
 
-    def start(self, principal: Any, agent_id: str) -> tuple[Session, Run]:
+    async def start(self, principal: Any, agent_id: str) -> Run:
         """Begin a run of ``agent_id`` for ``principal``; a 409 naming ``agentId`` if one is in progress."""
         owner = self.owner(principal)
         held = self._principals.get(owner)
@@ -207,23 +261,45 @@ class Sessions:
             session = held.sessions[agent_id] = Session(agent_id, owner)
             self._count += 1
         held.sessions.move_to_end(agent_id)
-        session.run = Run(agent_id)
+        session.run = Run(agent_id, owner, session.history)
         session.runs += 1
         self._evict(owner)
-        return session, session.run
+        return session.run
 
-    def finish(self, session: Session, run: Run, history: list[Message] | None) -> None:
+    async def finish(self, run: Run, history: list[Message] | None) -> None:
         """The run ended: keep ``history`` (bounded) as the conversation, unless None."""
-        if session.run is run:
-            session.run = None
+        held = self._principals.get(run.owner)
+        session = None if held is None else held.sessions.get(run.agent_id)
+        if held is None or session is None or session.run is not run:
+            return  # the conversation went meanwhile (its run is not this one)
+        session.run = None
         if history is not None:
-            session.history, size = _bounded(history, self.max_messages, self.max_history_bytes)
-            held = self._principals.get(session.owner)
-            if held is not None and held.sessions.get(session.agent_id) is session:
-                held.bytes += size - session.size
-                self._bytes += size - session.size
+            session.history, size = bounded(history, self.max_messages, self.max_history_bytes)
+            held.bytes += size - session.size
+            self._bytes += size - session.size
             session.size = size
-        self._evict(session.owner)
+        self._evict(run.owner)
+
+    async def history(self, principal: Any, agent_id: str) -> list[Message]:
+        """The principal's conversation of ``agent_id``."""
+        session = self.get(principal, agent_id)
+        return [] if session is None else list(session.history)
+
+    async def status(self, principal: Any, agent_id: str) -> dict[str, Any]:
+        """The agent id's status (see :class:`SessionStore`)."""
+        session = self.get(principal, agent_id)
+        return idle_status(agent_id) if session is None else session.status()
+
+    async def cancel(self, principal: Any, agent_id: str) -> bool:
+        """Stop the principal's run of ``agent_id``; False if none is in progress."""
+        session = self.get(principal, agent_id)
+        if session is None or session.run is None:
+            return False
+        session.run.cancel()
+        return True
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
 
     def _evict(self, owner: str) -> None:
         held = self._principals.get(owner)
@@ -263,9 +339,9 @@ class Sessions:
         return False
 
 
-def _bounded(messages: list[Message], limit: int, max_bytes: int) -> tuple[list[Message], int]:
-    """The newest messages, at most ``limit`` of them and ``max_bytes`` as JSON, starting at a message that is
-    not a tool result; and their bytes."""
+def bounded(messages: list[Message], limit: int, max_bytes: int) -> tuple[list[Message], int]:
+    """The newest messages, at most ``limit`` of them and ``max_bytes`` as JSON (each message's JSON counted),
+    starting at a message that is not a tool result; and their bytes. Every session store keeps this."""
     first = max(len(messages) - limit, 0) if limit > 0 else len(messages)
     sizes: list[int] = []
     total = 0

@@ -11,7 +11,9 @@ slot, so every script touches one slot):
 * ``P:lease:{R}`` - a string that lives ``lease`` milliseconds and is renewed by the writer; its absence
   on a running run means the writer is dead;
 * ``P:chat:<chat>`` - the run key of the chat's latest run;
-* channel ``P:cancel`` - run keys whose cancellation was asked, so the worker holding the run learns at once.
+* channel ``P:cancel`` - run keys whose cancellation was asked, so the worker holding the run learns at once
+  (and the keys other parts on the same Redis publish with :meth:`RedisStore.publish`, such as the dialect's
+  session store, so each worker holds one subscription for all of them).
 
 Every state change is one Lua script (atomic, one round trip): appends check the status and the size
 bounds and add the entry; the end entry and the status change are written together, so a reader sees
@@ -25,7 +27,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -292,19 +294,46 @@ class RedisStore:
     async def wait_cancel(self, run: str, timeout: float) -> bool:
         """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too."""
         await self._listen()
-        event = asyncio.Event()
-        waiters = self._waiters.setdefault(run, set())
-        waiters.add(event)
-        try:
+        with self._waiter(run) as event:
             if await self.client.hget(self._keys(run)[0], "cancel") == b"1":
                 return True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), timeout)
             return event.is_set() and await self.client.hget(self._keys(run)[0], "cancel") == b"1"
+
+    async def publish(self, key: str) -> None:
+        """Name ``key`` on the store's cancel channel: every :meth:`wait_published` for it, on any worker, wakes.
+
+        For other parts kept on the same Redis (the dialect's sessions) to reach a worker at once; keys must not
+        be run keys of this store."""
+        await self.client.publish(self._channel, key)
+
+    async def wait_published(
+        self, key: str, timeout: float, *, check: Callable[[], Awaitable[bool]] | None = None
+    ) -> bool:
+        """Wait up to ``timeout`` seconds for :meth:`publish` of ``key``; whether it came.
+
+        ``check``, when given, is awaited once the wait has begun (so a publish meanwhile is not missed); when it
+        is true, the wait is over at once, and True returned."""
+        await self._listen()
+        with self._waiter(key) as event:
+            if check is not None and await check():
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), timeout)
+            return event.is_set()
+
+    @contextlib.contextmanager
+    def _waiter(self, key: str) -> Iterator[asyncio.Event]:
+        event = asyncio.Event()
+        waiters = self._waiters.setdefault(key, set())
+        waiters.add(event)
+        try:
+            yield event
         finally:
             waiters.discard(event)
             if not waiters:
-                self._waiters.pop(run, None)
+                self._waiters.pop(key, None)
 
     def _wake(self, run: str) -> None:
         for event in self._waiters.get(run, ()):

@@ -215,16 +215,17 @@ def test_the_request_and_its_run_input() -> None:
     assert info.value.status == 413 and info.value.field == "limits.max_message_bytes"
 
 
-def test_sessions_are_bounded_and_apart_per_principal() -> None:
+async def test_sessions_are_bounded_and_apart_per_principal() -> None:
     sessions = dsh.Sessions(max_agents=2, max_messages=2)
     for agent in ("a", "b", "c"):
-        session, run = sessions.start("alice", agent)
-        sessions.finish(session, run, [Message(id=str(i), role="user") for i in range(3)])
+        run = await sessions.start("alice", agent)
+        await sessions.finish(run, [Message(id=str(i), role="user") for i in range(3)])
     assert len(sessions) == 2 and sessions.get("alice", "a") is None
-    assert len(sessions.get("alice", "c").history) == 2  # type: ignore[union-attr]
+    assert len(await sessions.history("alice", "c")) == 2
     assert sessions.get("bob", "c") is None
-    session, run = sessions.start("bob", "c")
+    run = await sessions.start("bob", "c")
     with pytest.raises(HTTPError) as info:
-        sessions.start("bob", "c")
+        await sessions.start("bob", "c")
     assert info.value.status == 409 and info.value.field == "agentId"
-    assert session.status()["status"] == "running" and session.status()["runId"] == run.run_id
+    status = await sessions.status("bob", "c")
+    assert status["status"] == "running" and status["runId"] == run.run_id

@@ -435,61 +435,61 @@ async def test_sessions_take_an_owner_function_for_other_principals() -> None:
     assert r.status_code == 200 and status["runs"] == 1
 
 
-def _conversation(sessions: dsh.Sessions, principal: str, agent_id: str, text: str = "hi") -> None:
+async def _conversation(sessions: dsh.Sessions, principal: str, agent_id: str, text: str = "hi") -> None:
     from streamkit.events import Message, TextPart
 
-    session, run = sessions.start(principal, agent_id)
-    sessions.finish(session, run, [Message(id=agent_id, role="user", parts=[TextPart(text=text)])])
+    run = await sessions.start(principal, agent_id)
+    await sessions.finish(run, [Message(id=agent_id, role="user", parts=[TextPart(text=text)])])
 
 
-def test_one_principal_cannot_evict_another_principals_sessions() -> None:
+async def test_one_principal_cannot_evict_another_principals_sessions() -> None:
     sessions = dsh.Sessions(max_agents=25)
-    _conversation(sessions, "bob", "mine")
+    await _conversation(sessions, "bob", "mine")
     for i in range(40):
-        _conversation(sessions, "alice", f"a{i}")
+        await _conversation(sessions, "alice", f"a{i}")
     assert sessions.get("bob", "mine") is not None  # alice's own oldest made room for her newest
     assert len(sessions) == 25
     assert sessions.get("alice", "a39") is not None and sessions.get("alice", "a0") is None
     # Per principal: a principal's own bound, whatever the room left over all.
     capped = dsh.Sessions(max_agents_per_principal=3)
-    _conversation(capped, "bob", "mine")
+    await _conversation(capped, "bob", "mine")
     for i in range(5):
-        _conversation(capped, "alice", f"a{i}")
+        await _conversation(capped, "alice", f"a{i}")
     assert [capped.get("alice", f"a{i}") is not None for i in range(5)] == [False, False, True, True, True]
     assert capped.get("bob", "mine") is not None and len(capped) == 4
 
 
-def test_running_sessions_are_never_evicted() -> None:
+async def test_running_sessions_are_never_evicted() -> None:
     sessions = dsh.Sessions(max_agents=2, max_agents_per_principal=2)
-    runs = [sessions.start("alice", f"a{i}") for i in range(3)]
+    runs = [await sessions.start("alice", f"a{i}") for i in range(3)]
     assert len(sessions) == 3 and all(sessions.get("alice", f"a{i}") is not None for i in range(3))
-    session, run = runs[0]
-    sessions.finish(session, run, [])
+    await sessions.finish(runs[0], [])
     assert len(sessions) == 2 and sessions.get("alice", "a0") is None  # idle again: it may go now
 
 
-def test_history_is_bounded_in_bytes_per_conversation_principal_and_all() -> None:
+async def test_history_is_bounded_in_bytes_per_conversation_principal_and_all() -> None:
     big = "x" * 100_000
     from streamkit.events import Message, TextPart
 
     sessions = dsh.Sessions(max_history_bytes=250_000, max_principal_bytes=600_000, max_bytes=1_000_000)
 
-    session, run = sessions.start("alice", "a")
+    run = await sessions.start("alice", "a")
     history = [Message(id=str(i), role="user", parts=[TextPart(text=f"{i}{big}")]) for i in range(20)]
-    sessions.finish(session, run, history)
-    assert [m.id for m in session.history] == ["18", "19"]  # the newest that fit
+    await sessions.finish(run, history)
+    session = sessions.get("alice", "a")
+    assert session is not None and [m.id for m in session.history] == ["18", "19"]  # the newest that fit
     assert 200_000 < session.size <= 250_000 and sessions.bytes == session.size
     # Per principal: alice's conversations together stay within her bound; bob's are not touched.
-    _conversation(sessions, "bob", "b0", big)
+    await _conversation(sessions, "bob", "b0", big)
     for i in range(8):
-        _conversation(sessions, "alice", f"a{i}", big)
+        await _conversation(sessions, "alice", f"a{i}", big)
     alice = sum(s.size for i in range(8) if (s := sessions.get("alice", f"a{i}")) is not None)
-    alice += (s.size if (s := sessions.get("alice", "a")) is not None else 0)
+    alice += s.size if (s := sessions.get("alice", "a")) is not None else 0
     assert alice <= 600_000 and sessions.get("alice", "a7") is not None and sessions.get("alice", "a") is None
     assert sessions.get("bob", "b0") is not None
     # Over all principals: room is made from the principal holding the most bytes.
     for name in ("carol", "dave", "erin"):
-        _conversation(sessions, name, "c", big)
+        await _conversation(sessions, name, "c", big)
     assert sessions.bytes <= 1_000_000
     assert all(sessions.get(name, "c") is not None for name in ("carol", "dave", "erin"))
     assert sessions.get("bob", "b0") is not None
