@@ -439,7 +439,7 @@ class _Writer:
     def pieces(self, value: _Frame) -> list[bytes]:
         """One frame's bytes, in pieces of at most about ``_PIECE`` bytes."""
         body = value["data"] if self.named else value
-        if not any(type(v) is Pieces for v in body.values()):
+        if type(body) is not dict or not any(type(v) is Pieces for v in body.values()):
             payload = self.payload_of(value)
             if len(payload) <= _PIECE:
                 return [self.lead + payload + b"\n\n"]

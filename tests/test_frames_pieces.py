@@ -153,3 +153,16 @@ async def test_the_ai_sdk_state_part_off_the_loop_is_the_same_bytes_in_pieces(re
     whole = await _chunks(events, OnLoop(), ready)
     assert all(map(frame_end, whole))
     assert b"".join(chunks) == b"".join(whole)
+
+
+class NamedText(Scripted):
+    """A named-event protocol whose frames' data is a string."""
+
+    def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+        return [{"event": "text", "data": event.data}] if event.type == "data" else []  # type: ignore[union-attr]
+
+
+async def test_a_named_frame_of_any_data_is_written_in_pieces(small_chunks: None) -> None:
+    chunks = await _chunks([Data(name="x", data="y" * 500)], NamedText(named=True), False)
+    assert len(chunks) > 2
+    assert b"".join(chunks) == frame("y" * 500, "text") + frame({"type": "end"}, "part")
