@@ -14,7 +14,7 @@ while a ticker task sleeps 1 ms at a time; the longest time the ticker waited be
 stall at 15 MB is a target on both protocols (a large state is diffed or written off the loop, in pieces).
 
 As served: at 1.6 MB, what one ``StateUpdate`` costs through ``encode_frames`` (an async agent, the update
-mapped and written off the event loop, as a server does it), from the update's start to its frame's last
+mapped and written as a server does it: off the event loop, or on it once the stream's updates prove short), from the update's start to its frame's last
 byte, against one ``orjson.dumps`` of the state measured in the same run; without and with a competing
 ticker task sleeping 1 ms at a time on the loop (what the other streams of a server are to it). Each figure
 is the fastest of several runs' median update (of ten; the states frozen out of the garbage collector: they
@@ -364,7 +364,7 @@ def run(quick: bool = False) -> StateReport:
         del states
     served, floor = _as_served(state_updates(10000, 12), 3 if quick else 7)
     text += (
-        "\n### State: one 1.6 MB StateUpdate as served (through encode_frames, off the loop; fastest run's median)\n\n"
+        "\n### State: one 1.6 MB StateUpdate as served (through encode_frames; fastest run's median)\n\n"
         + table(
             ["protocol", "no other task on the loop", "beside a 1 ms ticker task"],
             [

@@ -17,12 +17,19 @@
   (:class:`~streamkit.stringify.Pieces`, as the AI SDK state part does), so that it is never one ``bytes``. A
   chunk that ends inside a frame never ends with a blank line (JSON holds no raw line break), so
   :func:`frame_end` tells a consumer that must keep whole frames (the stream store) where they end.
+* Short offloaded work stays on the loop. Handing an event to a thread and back costs two thread wake-ups
+  (on a busy machine, milliseconds each), and a worker holding the interpreter lets the loop run only every
+  couple of milliseconds anyway. So once an offloaded event of a stream took less than ``_INLINE`` seconds of
+  CPU, the next one is mapped the same way (in pieces) on the loop's own thread, and the other tasks get
+  their turn right after it; a longer one sends the next back to a thread. (Only events that come one by
+  one: a ready list's events all go to the thread.)
 * :func:`start_agent` calls the agent so that a call that raises ends in error frames too;
   :func:`shutdown_frames` ends a run the server's shutdown cut short.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol, get_args
@@ -310,7 +317,11 @@ async def _drain_async(
                     if kept is not None:
                         kept[fields["id"]].append(delta)
                 elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
-                    chunks, too_large = await anyio.to_thread.run_sync(run_offloaded, _written, feed, writer, event)
+                    if writer.work < _INLINE:  # the last one was short work: on the loop, then the others' turn
+                        chunks, too_large = run_offloaded(_written, feed, writer, event, hand_over=False)
+                        await anyio.sleep(0)
+                    else:
+                        chunks, too_large = await anyio.to_thread.run_sync(run_offloaded, _written, feed, writer, event)
                     for chunk in chunks:
                         yield chunk
                     if too_large is not None:
@@ -428,13 +439,14 @@ class _Writer:
     """How the frames of an event mapped off the event loop are written, there: in chunks of about ``_PIECE``
     bytes, a large frame spanning several (:class:`Pieces` written as they are, a long payload sliced)."""
 
-    __slots__ = ("lead", "limit", "named", "payload_of")
+    __slots__ = ("lead", "limit", "named", "payload_of", "work")
 
     def __init__(self, payload_of: Callable[[_Frame], bytes], lead: bytes, named: bool, limit: int) -> None:
         self.payload_of = payload_of
         self.lead = lead
         self.named = named
         self.limit = limit
+        self.work = float("inf")  # the CPU seconds the last offloaded event took (none yet: a thread's)
 
     def pieces(self, value: _Frame) -> list[bytes]:
         """One frame's bytes, in pieces of at most about ``_PIECE`` bytes."""
@@ -486,13 +498,21 @@ class _Writer:
         return out, error
 
 
+_INLINE = 0.010
+"""An event of a stream whose last offloaded event took less CPU than this (seconds) is mapped on the loop."""
+
+
 def _written(
     feed: Callable[[ChatEvent], list[_Frame]], writer: _Writer, event: ChatEvent
 ) -> tuple[list[bytes], FrameTooLarge | None]:
-    """``event``'s frames as chunks (the work done in a worker thread for an offloaded event)."""
+    """``event``'s frames as chunks (the work done for an offloaded event); notes the CPU it took in
+    ``writer.work``."""
+    started = time.thread_time()
     frames = feed(event)
     breathe()
-    return writer.chunks(frames) if frames else ([], None)
+    written = writer.chunks(frames) if frames else ([], None)
+    writer.work = time.thread_time() - started
+    return written
 
 
 def _fitting(frames: Iterable[_Frame], payload_of: Callable[[_Frame], bytes], extra: int, limit: int) -> list[bytes]:

@@ -18,6 +18,7 @@ over a large payload), since the interpreter can only switch threads between the
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -34,11 +35,12 @@ _local = threading.local()
 _T = TypeVar("_T")
 
 
-def run_offloaded(work: Callable[..., _T], *args: Any) -> _T:
+def run_offloaded(work: Callable[..., _T], *args: Any, hand_over: bool = True) -> _T:
     """``work(*args)`` as offloaded work: meant to run in a worker thread, where :func:`offloaded` is true and
-    :func:`breathe` yields to the event loop while it runs."""
+    :func:`breathe` yields to the event loop while it runs. With ``hand_over=False`` (short work run on the
+    loop's own thread, in the pieces offloaded work makes) :func:`breathe` does nothing."""
     _local.offloaded = True
-    _local.breathed = time.perf_counter()
+    _local.breathed = time.perf_counter() if hand_over else math.inf
     try:
         return work(*args)
     finally:

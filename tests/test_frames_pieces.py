@@ -166,3 +166,23 @@ async def test_a_named_frame_of_any_data_is_written_in_pieces(small_chunks: None
     chunks = await _chunks([Data(name="x", data="y" * 500)], NamedText(named=True), False)
     assert len(chunks) > 2
     assert b"".join(chunks) == frame("y" * 500, "text") + frame({"type": "end"}, "part")
+
+
+@pytest.mark.parametrize("short", [True, False])
+async def test_short_offloaded_work_runs_on_the_loop_after_the_first(
+    monkeypatch: pytest.MonkeyPatch, short: bool
+) -> None:
+    import threading
+
+    monkeypatch.setattr(frames_module, "_INLINE", float("inf") if short else 0.0)
+    threads: list[bool] = []
+
+    class Spy(Scripted):
+        def feed(self, event: ChatEvent) -> list[dict[str, Any]]:
+            threads.append(threading.current_thread() is threading.main_thread())
+            return super().feed(event)
+
+    events: list[ChatEvent] = [Data(name="x", data=[{"type": "a", "n": i}]) for i in range(4)]
+    chunks = await _chunks(events, Spy(), False)
+    assert b"".join(chunks) == _expected([[{"type": "a", "n": i}] for i in range(4)], False)
+    assert threads == ([False, True, True, True] if short else [False] * 4)
