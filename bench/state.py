@@ -14,12 +14,13 @@ while a ticker task sleeps 1 ms at a time; the longest time the ticker waited be
 stall at 15 MB is a target on both protocols (a large state is diffed or written off the loop, in pieces).
 
 As served: at 1.6 MB, what one ``StateUpdate`` costs through ``encode_frames`` (an async agent, the update
-mapped and written as a server does it: off the event loop, or on it once the stream's updates prove short), from the update's start to its frame's last
-byte, against one ``orjson.dumps`` of the state measured in the same run; without and with a competing
-ticker task sleeping 1 ms at a time on the loop (what the other streams of a server are to it). Each figure
-is the fastest of several runs' median update (of ten; the states frozen out of the garbage collector: they
-are the agent's, built beforehand), the floor the fastest of as many medians of ``orjson.dumps`` of the same
-states, taken between the runs.
+mapped and written as a server does it: off the event loop, or on it once the stream's updates prove short),
+from the moment the writer asks for the update to its frame's last byte, against one ``orjson.dumps`` of the
+state measured in the same run; without and with a competing ticker task sleeping 1 ms at a time on the loop
+(what the other streams of a server are to it). Each figure is the fastest of several runs' median update (of
+ten; the states frozen out of the garbage collector: they are the agent's, built beforehand), the floor the
+fastest of as many medians of ``orjson.dumps`` of the same states, taken between the runs.
+
 Pacing: 99 clients each stream AI SDK text deltas paced 50 ms apart from one uvicorn server process
 (``bench.server``, the concurrency benchmark's harness and clients) while one more client streams 1.6 MB
 AG-UI state updates from the same process; the p99 gap between the paced streams' frames is reported against
