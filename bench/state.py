@@ -10,7 +10,17 @@ documents are keyed by id.
 
 The event-loop stall: the updates stream through :func:`streamkit.frames.encode_frames` from an async agent
 while a ticker task sleeps 1 ms at a time; the longest time the ticker waited beyond its 1 ms is the stall
-(best of five runs, the states frozen out of the garbage collector; the ticker alone is measured too).
+(best of five runs, the states frozen out of the garbage collector; the ticker alone is measured too). The
+stall at 15 MB is a target on both protocols (a large state is diffed or written off the loop, in pieces).
+
+As served: at 1.6 MB, what one ``StateUpdate`` costs through ``encode_frames`` (an async agent, the update
+mapped and written as a server does it: off the event loop, or on it once the stream's updates prove short),
+from the moment the writer asks for the update to its frame's last byte, against one ``orjson.dumps`` of the
+state measured in the same run; without and with a competing ticker task sleeping 1 ms at a time on the loop
+(what the other streams of a server are to it). Each figure is the fastest of several runs' median update (of
+ten; the states frozen out of the garbage collector: they are the agent's, built beforehand), the floor the
+fastest of as many medians of ``orjson.dumps`` of the same states, taken between the runs.
+
 Pacing: 99 clients each stream AI SDK text deltas paced 50 ms apart from one uvicorn server process
 (``bench.server``, the concurrency benchmark's harness and clients) while one more client streams 1.6 MB
 AG-UI state updates from the same process; the p99 gap between the paced streams' frames is reported against
@@ -35,7 +45,7 @@ import orjson
 from streamkit.agui import AGUIMapper
 from streamkit.aisdk.mapping import AISDKMapper
 from streamkit.events import ChatEvent, RunStarted, StateUpdate
-from streamkit.frames import encode_frames, frame
+from streamkit.frames import encode_frames, frame, frame_end
 
 from .clients import Client, Stream, run_clients
 from .measure import Target, table
@@ -140,6 +150,62 @@ async def _stall(states: list[Any], protocol: str) -> float:
     return worst
 
 
+async def _through(states: list[Any], protocol: str, ticker: bool) -> float:
+    """The median seconds of an update of ``states[2:]`` through ``encode_frames``, from the moment the writer
+    asks for it to its frame's last byte (the first two states prime the mapper: the state the client holds and
+    the first update), with or without a 1 ms ticker task on the loop."""
+    done = False
+
+    async def tick() -> None:
+        while not done:
+            await asyncio.sleep(0.001)
+
+    starts: list[float] = []
+
+    async def agent() -> AsyncIterator[ChatEvent]:
+        yield RunStarted()
+        yield StateUpdate(state=states[1])
+        await asyncio.sleep(0.01)  # the first update is out: the ticker runs, the timing starts
+        for state in states[2:]:
+            starts.append(time.perf_counter())
+            yield StateUpdate(state=state)
+
+    mapper: Any
+    if protocol == "agui":
+        mapper = AGUIMapper(thread_id="t", run_id="r", state=states[0])
+    else:
+        mapper = AISDKMapper(state=states[0])
+    task = asyncio.create_task(tick()) if ticker else None
+    ends: list[float] = []
+    async for chunk in encode_frames(agent(), mapper, max_frame_bytes=2**30):
+        if starts and len(ends) < len(starts) and frame_end(chunk):
+            ends.append(time.perf_counter())
+    done = True
+    if task is not None:
+        await task
+    return statistics.median(b - a for a, b in zip(starts, ends, strict=True))
+
+
+def _as_served(states: list[Any], reps: int) -> tuple[dict[tuple[str, bool], float], float]:
+    """Per protocol, without and with the ticker, the fastest of ``reps`` runs' median update; and the fastest
+    of as many medians of ``orjson.dumps`` of the same states, taken between the runs (round-robin, so drift
+    hits all alike)."""
+    best: dict[tuple[str, bool], float] = {}
+    floor = float("inf")
+    gc.collect()
+    gc.freeze()
+    try:
+        for _ in range(reps):
+            for key in itertools.product(("agui", "aisdk"), (False, True)):
+                per = asyncio.run(_through(states, *key))
+                best[key] = min(best.get(key, per), per)
+                dumps = statistics.median(_timed(lambda s=s: orjson.dumps(s)) for s in states[2:])  # type: ignore[misc]
+                floor = min(floor, dumps)
+    finally:
+        gc.unfreeze()
+    return best, floor
+
+
 async def _served(
     server: ServerProcess, streams: int, frames: int, interval: float, state: bool
 ) -> tuple[list[float], float]:
@@ -214,6 +280,7 @@ def run(quick: bool = False) -> StateReport:
     problems: list[str] = []
     targets: list[Target] = []
     ratios: dict[str, float] = {}
+    big: dict[str, float] = {}
     for n in sizes:
         count = 5 if n >= 100000 else 11
         states = state_updates(n, count)
@@ -248,6 +315,8 @@ def run(quick: bool = False) -> StateReport:
                 f"{statistics.median(len(f) for f in frames):.0f} B",
             ]
         )
+        if n == 100000:
+            big = {"agui": stall_agui, "aisdk": stall_aisdk, "idle": stall_idle}
         if n == 10000:
             ratios = {
                 "agui": agui / floor,
@@ -287,6 +356,30 @@ def run(quick: bool = False) -> StateReport:
         + "\n"
     )
 
+    if quick:  # the 15 MB stall is a target: measured in a quick run too
+        states = state_updates(100000, 3)
+        gc.collect()
+        gc.freeze()
+        big = {p: min(asyncio.run(_stall(states, p)) for _ in range(3)) for p in ("agui", "aisdk", "idle")}
+        gc.unfreeze()
+        del states
+    served, floor = _as_served(state_updates(10000, 12), 3 if quick else 7)
+    text += (
+        "\n### State: one 1.6 MB StateUpdate as served (through encode_frames; fastest run's median)\n\n"
+        + table(
+            ["protocol", "no other task on the loop", "beside a 1 ms ticker task"],
+            [
+                [
+                    name,
+                    f"{served[(key, False)] * 1e3:.2f} ms ({served[(key, False)] / floor:.2f}x orjson)",
+                    f"{served[(key, True)] * 1e3:.2f} ms ({served[(key, True)] / floor:.2f}x orjson)",
+                ]
+                for key, name in (("agui", "AG-UI"), ("aisdk", "AI SDK"))
+            ],
+        )
+        + f"\nOne `orjson.dumps` of the state (the same statistic): {floor * 1e3:.2f} ms.\n"
+    )
+
     alone, p99, rate = _pacing(rounds=1 if quick else 3)
     text += (
         f"\n99 paced AI SDK streams (50 ms) on one uvicorn server process, over loopback: inter-frame gap p99 "
@@ -320,6 +413,27 @@ def run(quick: bool = False) -> StateReport:
                 ratios["stall"] <= 0.020,
             ),
         ]
+    for key, name in (("agui", "AG-UI"), ("aisdk", "AI SDK")):
+        for ticker in (False, True):
+            ratio = served[(key, ticker)] / floor
+            beside = "beside a 1 ms ticker" if ticker else "alone on the loop"
+            targets.append(
+                Target(
+                    f"State 1.6 MB as served, {beside}: {name} per StateUpdate vs one orjson.dumps",
+                    f"{ratio:.2f}x",
+                    "<= 3x",
+                    ratio <= 3,
+                )
+            )
+    for key, name in (("agui", "AG-UI"), ("aisdk", "AI SDK")):
+        targets.append(
+            Target(
+                f"State 15 MB: longest event-loop stall, {name}",
+                f"{big[key] * 1e3:.1f} ms (ticker alone {big['idle'] * 1e3:.1f} ms)",
+                "<= 20 ms",
+                big[key] <= 0.020,
+            )
+        )
     targets.append(
         Target(
             "State: p99 gap of 99 paced streams beside 1.6 MB updates (served)",

@@ -10,12 +10,26 @@
   delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
   stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the
   frame-size limit's rule for what still goes out of an event that is too large.
+* Large frames come in pieces. An event mapped off the event loop (see :mod:`streamkit.offload`) is also
+  written there, and a frame of it longer than about 256 KiB leaves as several consecutive chunks, none of
+  them holding all of it, so that no single step on the loop's thread (a join, a copy into the socket's
+  buffer) touches the whole of a 15 MB state. A mapper can give such a frame's large value already in pieces
+  (:class:`~streamkit.stringify.Pieces`, as the AI SDK state part does), so that it is never one ``bytes``. A
+  chunk that ends inside a frame never ends with a blank line (JSON holds no raw line break), so
+  :func:`frame_end` tells a consumer that must keep whole frames (the stream store) where they end.
+* Short offloaded work stays on the loop. Handing an event to a thread and back costs two thread wake-ups
+  (on a busy machine, milliseconds each), and a worker holding the interpreter lets the loop run only every
+  couple of milliseconds anyway. So once an offloaded event of a stream took less than ``_INLINE`` seconds of
+  CPU, the next one is mapped the same way (in pieces) on the loop's own thread, and the other tasks get
+  their turn right after it; a longer one sends the next back to a thread. (Only events that come one by
+  one: a ready list's events all go to the thread.)
 * :func:`start_agent` calls the agent so that a call that raises ends in error frames too;
   :func:`shutdown_frames` ends a run the server's shutdown cut short.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol, get_args
@@ -26,7 +40,7 @@ import orjson
 from .events import Agent, ChatEvent, RunInput
 from .events.logs import run_logger
 from .offload import breathe, heavy, run_offloaded
-from .stringify import json_default
+from .stringify import Pieces, json_default
 
 __all__ = [
     "DEFAULT_ERROR_TEXT",
@@ -38,6 +52,7 @@ __all__ = [
     "NotAnEvent",
     "encode_frames",
     "frame",
+    "frame_end",
     "shutdown_frames",
     "start_agent",
 ]
@@ -66,6 +81,12 @@ def _event_line(event: str) -> bytes:
         if len(_EVENT_LINES) < 1024:  # a protocol has a handful of names
             _EVENT_LINES[event] = line
     return line
+
+
+def frame_end(chunk: bytes) -> bool:
+    """Whether ``chunk``, as :func:`encode_frames` yields it, ends where a frame ends. A large frame may come as
+    several consecutive chunks; each but its last ends inside it (see the module's note)."""
+    return not chunk or chunk.endswith(b"\n\n")
 
 
 class Mapper(Protocol):
@@ -233,6 +254,9 @@ def encode_frames(
     ``expose_errors``; ``on_error`` sees the real exception). A synchronous iterable is drained in batches of
     up to ``coalesce`` bytes, since all of it is ready. ``trailer`` is written after the last frame. The
     events' iterator is always closed.
+
+    Every chunk ends at the end of a frame, except the pieces of a large frame of an event mapped off the
+    event loop: those come one after the other, and only the last ends the frame (:func:`frame_end`).
     """
     ending = _Ending(mapper, trailer, expose_errors, on_error)
     if isinstance(events, AsyncIterable):
@@ -273,6 +297,7 @@ async def _drain_async(
     kept = _kept(mapper)
     offload = mapper.offload
     encode, payload_of, lead = _format(mapper)
+    writer = _Writer(payload_of, lead, mapper.named_events, limit)
     extra = len(lead) + 2  # a frame's bytes besides its payload
     frames: Sequence[_Frame]
     event: Any = None
@@ -292,9 +317,16 @@ async def _drain_async(
                     if kept is not None:
                         kept[fields["id"]].append(delta)
                 elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
-                    frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
-                    if not chunk:
-                        continue
+                    if writer.work < _INLINE:  # the last one was short work: on the loop, then the others' turn
+                        chunks, too_large = run_offloaded(_written, feed, writer, event, hand_over=False)
+                        await anyio.sleep(0)
+                    else:
+                        chunks, too_large = await anyio.to_thread.run_sync(run_offloaded, _written, feed, writer, event)
+                    for chunk in chunks:
+                        yield chunk
+                    if too_large is not None:
+                        raise too_large
+                    continue
                 else:
                     frames = feed(event)
                     if not frames:
@@ -325,7 +357,8 @@ async def _drain_ready(
     live = mapper.delta_prefixes
     kept = _kept(mapper)
     offload = mapper.offload
-    encode, payload_of, lead = _format(mapper)
+    _, payload_of, lead = _format(mapper)
+    writer = _Writer(payload_of, lead, mapper.named_events, limit)
     sep = b"\n\n" + lead
     extra = len(lead) + 2  # a frame's bytes besides its payload
     payloads: list[bytes] = []
@@ -354,12 +387,22 @@ async def _drain_ready(
                     size = 0
                 continue
             if offload(event):
-                frames, chunk = await anyio.to_thread.run_sync(run_offloaded, _feed_encoded, feed, encode, event)
-                if not chunk:
+                chunks, too_large = await anyio.to_thread.run_sync(run_offloaded, _written, feed, writer, event)
+                if not chunks and too_large is None:
                     continue
-                weight = len(chunk)
-                if weight <= limit:
-                    add(chunk[len(lead) : -2])  # the payloads, joined with the frames' separator
+                if too_large is None and len(chunks) == 1 and len(chunks[0]) < coalesce:
+                    add(chunks[0][len(lead) : -2])  # the payloads, joined with the frames' separator
+                    weight = len(chunks[0])
+                else:  # large: what is waiting goes first, then the frames' own chunks
+                    if payloads:
+                        yield lead + sep.join(payloads) + b"\n\n"
+                        payloads.clear()
+                        size = 0
+                    for chunk in chunks:
+                        yield chunk
+                    if too_large is not None:
+                        raise too_large
+                    continue
             else:
                 frames = feed(event)
                 if not frames:
@@ -388,13 +431,88 @@ async def _drain_ready(
     yield (lead + sep.join(payloads) + b"\n\n" if payloads else b"") + end
 
 
-def _feed_encoded(
-    feed: Callable[[ChatEvent], list[_Frame]], encode: _Encode, event: ChatEvent
-) -> tuple[list[_Frame], bytes]:
-    """``event``'s frames and their bytes (the work done in a worker thread for an offloaded event)."""
+_PIECE = 262144  # a frame made off the loop leaves in chunks of about this many bytes
+_MARK = b"\x00"  # stands for a Pieces value while its frame is serialized: JSON never holds a raw NUL
+
+
+class _Writer:
+    """How the frames of an event mapped off the event loop are written, there: in chunks of about ``_PIECE``
+    bytes, a large frame spanning several (:class:`Pieces` written as they are, a long payload sliced)."""
+
+    __slots__ = ("lead", "limit", "named", "payload_of", "work")
+
+    def __init__(self, payload_of: Callable[[_Frame], bytes], lead: bytes, named: bool, limit: int) -> None:
+        self.payload_of = payload_of
+        self.lead = lead
+        self.named = named
+        self.limit = limit
+        self.work = float("inf")  # the CPU seconds the last offloaded event took (none yet: a thread's)
+
+    def pieces(self, value: _Frame) -> list[bytes]:
+        """One frame's bytes, in pieces of at most about ``_PIECE`` bytes."""
+        body = value["data"] if self.named else value
+        if type(body) is not dict or not any(type(v) is Pieces for v in body.values()):
+            payload = self.payload_of(value)
+            if len(payload) <= _PIECE:
+                return [self.lead + payload + b"\n\n"]
+            out = [self.lead]
+            for at in range(0, len(payload), _PIECE):
+                breathe()
+                out.append(payload[at : at + _PIECE])
+            out.append(b"\n\n")
+            return out
+        marked = {k: orjson.Fragment(_MARK) if type(v) is Pieces else v for k, v in body.items()}
+        texts = self.payload_of({"event": value["event"], "data": marked} if self.named else marked).split(_MARK)
+        out = [self.lead + texts[0]]
+        for part, text in zip((v for v in body.values() if type(v) is Pieces), texts[1:], strict=True):
+            out += part.parts
+            out.append(text)
+        out.append(b"\n\n")
+        return out
+
+    def chunks(self, frames: list[_Frame]) -> tuple[list[bytes], FrameTooLarge | None]:
+        """The chunks of ``frames`` (whole frames, then the pieces of a large one), or the chunks of the frames
+        that still go out and the error, for frames heavier than the limit (:func:`_fitting`'s rule)."""
+        written = [self.pieces(f) for f in frames]
+        weights = [sum(map(len, w)) for w in written]
+        total = sum(weights)
+        error = None
+        if total > self.limit:
+            error = FrameTooLarge(total, self.limit)
+            fits = next((i for i, w in enumerate(weights) if w > self.limit), len(weights))
+            written = written[:fits]
+        out: list[bytes] = []
+        group: list[bytes] = []
+        size = 0
+        for pieces in written:
+            for piece in pieces:
+                group.append(piece)
+                size += len(piece)
+                if size >= _PIECE:
+                    out.append(b"".join(group))
+                    group.clear()
+                    size = 0
+                    breathe()
+        if group:
+            out.append(b"".join(group))
+        return out, error
+
+
+_INLINE = 0.010
+"""An event of a stream whose last offloaded event took less CPU than this (seconds) is mapped on the loop."""
+
+
+def _written(
+    feed: Callable[[ChatEvent], list[_Frame]], writer: _Writer, event: ChatEvent
+) -> tuple[list[bytes], FrameTooLarge | None]:
+    """``event``'s frames as chunks (the work done for an offloaded event); notes the CPU it took in
+    ``writer.work``."""
+    started = time.thread_time()
     frames = feed(event)
     breathe()
-    return frames, encode(frames) if frames else b""
+    written = writer.chunks(frames) if frames else ([], None)
+    writer.work = time.thread_time() - started
+    return written
 
 
 def _fitting(frames: Iterable[_Frame], payload_of: Callable[[_Frame], bytes], extra: int, limit: int) -> list[bytes]:

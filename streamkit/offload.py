@@ -5,10 +5,20 @@ and every other stream on it. :func:`heavy` tells the frame writer which events 
 :func:`run_offloaded` runs that work there, and inside it :func:`offloaded` is true and :func:`breathe` hands
 the interpreter back to the loop's thread between pieces of the work (it would wait for the switch interval
 otherwise).
+
+Why the handing over is rationed: the worker holds the GIL while it works, and the loop's thread, when it has
+something to run, waits for it. The only way to give it away from Python is to sleep, and ``time.sleep(0)``
+costs far more than the work between two pieces (tens of microseconds of the kernel's timer slack, and on a
+busy machine the core itself goes to another process). Sleeping at every piece would make offloaded work
+several times slower than the same work on the loop. So :func:`breathe` sleeps only once 2 ms of work went by since
+the thread last did: the loop waits at most about that long (plus one piece), and the worker
+pays for a handover a few times per update, not a hundred. The pieces themselves stay small (no single C call
+over a large payload), since the interpreter can only switch threads between them.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -25,10 +35,12 @@ _local = threading.local()
 _T = TypeVar("_T")
 
 
-def run_offloaded(work: Callable[..., _T], *args: Any) -> _T:
+def run_offloaded(work: Callable[..., _T], *args: Any, hand_over: bool = True) -> _T:
     """``work(*args)`` as offloaded work: meant to run in a worker thread, where :func:`offloaded` is true and
-    :func:`breathe` yields to the event loop while it runs."""
+    :func:`breathe` yields to the event loop while it runs. With ``hand_over=False`` (short work run on the
+    loop's own thread, in the pieces offloaded work makes) :func:`breathe` does nothing."""
     _local.offloaded = True
+    _local.breathed = time.perf_counter() if hand_over else math.inf
     try:
         return work(*args)
     finally:
@@ -41,11 +53,20 @@ def offloaded() -> bool:
     return getattr(_local, "offloaded", False)
 
 
+_BREATH = 0.002
+"""Seconds of offloaded work after which :func:`breathe` hands the interpreter to the loop's thread."""
+
+
 def breathe() -> None:
-    """In a worker thread mapping an offloaded event, let the event loop's thread have the interpreter now
-    (it would wait for the switch interval otherwise); does nothing elsewhere."""
-    if getattr(_local, "offloaded", False):
-        time.sleep(0)
+    """Between two pieces of offloaded work (in a worker thread running :func:`run_offloaded`), let the event
+    loop's thread have the interpreter if 2 ms of work went by since this thread last did (it would
+    wait for the switch interval otherwise); does nothing elsewhere."""
+    local = _local
+    if getattr(local, "offloaded", False):
+        now = time.perf_counter()
+        if now - local.breathed >= _BREATH:
+            time.sleep(0)
+            local.breathed = time.perf_counter()
 
 
 def large(value: Any, nodes: int = 2048, chars: int = 262144) -> bool:

@@ -48,7 +48,7 @@ from starlette.requests import Request
 
 from .events import RunAborted
 from .events.logs import run_logger
-from .frames import SHUTDOWN_TEXT, Mapper, frame
+from .frames import SHUTDOWN_TEXT, Mapper, frame, frame_end
 from .http import HTTPError
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
 from .stringify import dumps, js_value
@@ -385,8 +385,16 @@ class Resumable:
     @staticmethod
     async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
         iterator = aiter(frames)
+        pieces: list[bytes] = []  # of a large frame: the store keeps whole frames (their ids count frames)
         try:
             async for chunk in iterator:
+                if not frame_end(chunk):
+                    pieces.append(chunk)
+                    continue
+                if pieces:
+                    pieces.append(chunk)
+                    chunk = b"".join(pieces)
+                    pieces.clear()
                 await writer.write(chunk)
         finally:
             aclose = getattr(iterator, "aclose", None)

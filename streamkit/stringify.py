@@ -16,17 +16,18 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
-from .offload import breathe
+from .offload import breathe, large
 
 __all__ = [
     "JsText",
+    "Pieces",
     "changed_span",
     "dumps",
     "js_json",
@@ -41,9 +42,24 @@ _OPTS = orjson.OPT_NON_STR_KEYS
 _dumps = orjson.dumps
 
 
+class Pieces:
+    """A JSON value given as its bytes in pieces: their concatenation is the value's JSON (as ``JSON.stringify``
+    writes it). A mapper working off the event loop (:func:`~streamkit.offload.offloaded`) may put one at the top
+    of a frame (of its ``data``, for a named event) in place of a large value: the frame writer then writes the
+    pieces as they are, in chunks of about 256 KiB, never joining them (:mod:`streamkit.frames`). Serialized
+    anywhere else (:func:`json_default`), it is the joined bytes."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Sequence[bytes]) -> None:
+        self.parts = parts
+
+
 def json_default(value: Any) -> Any:
     """orjson's ``default=`` hook here: a pydantic model becomes its JSON dict (aliases, no ``None`` fields), a
-    set a list; anything else raises ``TypeError``, as orjson would."""
+    set a list, :class:`Pieces` their bytes; anything else raises ``TypeError``, as orjson would."""
+    if type(value) is Pieces:
+        return orjson.Fragment(b"".join(value.parts))
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, (set, frozenset)):
@@ -291,7 +307,8 @@ class _Split:
 
 
 _PIECE = 16384  # bytes of JSON per slice of a large container
-_NEST = 65536  # a member or element whose JSON is longer than this is itself written in pieces
+_NEST = 65536  # a member or element holding more than this many characters (or a 32nd as many values) is itself
+# written in pieces
 
 
 def _plain_dumps(value: Any) -> bytes:
@@ -319,13 +336,18 @@ class JsText:
 
     def text(self, value: Any) -> bytes | None:
         """The bytes ``JSON.stringify`` writes for ``value`` (as :func:`dumps` of :func:`js_value`), or ``None``."""
+        pieces = self.pieces(value)
+        return None if pieces is None else b"".join(pieces)
+
+    def pieces(self, value: Any) -> list[bytes] | None:
+        """:meth:`text` in pieces, not joined (their concatenation is the text), or ``None``."""
         out: list[bytes] = []
         try:
             root = self._piece(value, self._root, out, False)
         except TypeError:  # what orjson cannot serialize as it is
             root = None
         self._root = root
-        return None if root is None else b"".join(out)
+        return None if root is None else out
 
     def _leaf(self, raw: bytes, old: _Leaf | _Split | None, out: list[bytes], strip: bool) -> _Leaf | None:
         if type(old) is _Leaf and old.raw == raw:
@@ -353,10 +375,11 @@ class JsText:
         """One element or member's piece: split again when it was before, or when its JSON is long."""
         if type(old) is _Split:
             return self._piece(value, old, out, False)
-        raw = _plain_dumps(value)
-        if len(raw) > _NEST and type(value) in (dict, list, tuple):
+        # A bounded look says whether a container is long, not a serialization of all of it (one C call over
+        # a large state, holding the interpreter all along).
+        if type(value) in (dict, list, tuple) and large(value, _NEST // 32, _NEST):
             return self._piece(value, None, out, False)
-        return self._leaf(raw, old, out, False)
+        return self._leaf(_plain_dumps(value), old, out, False)
 
     def _list(self, value: list[Any] | tuple[Any, ...], old: _Split | None, out: list[bytes]) -> _Split | None:
         n = len(value)

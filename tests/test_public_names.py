@@ -157,6 +157,7 @@ FACES: dict[str, list[str]] = {
         "SHUTDOWN_TEXT",
         "encode_frames",
         "frame",
+        "frame_end",
         "shutdown_frames",
         "start_agent",
     ],
@@ -166,6 +167,7 @@ FACES: dict[str, list[str]] = {
     ],
     "streamkit.stringify": [
         "JsText",
+        "Pieces",
         "changed_span",
         "dumps",
         "js_json",

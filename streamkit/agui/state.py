@@ -40,6 +40,10 @@ _dumps = orjson.dumps
 _FAN = 16  # a differing slice of entries is split into this many parts
 _INDEXED = 2048  # containers whose JSON is at least this long get their entry offsets when first seen
 _CHUNK = 4096  # entries serialized per C call when indexing (other threads get the interpreter in between)
+_STEP = 1 << 18  # bytes copied per C call when a large container's JSON is put together
+
+
+_Raw = bytes | bytearray  # a large container's JSON is put together in a bytearray (see _joined)
 
 
 class _Node:
@@ -50,7 +54,7 @@ class _Node:
 
     def __init__(
         self,
-        raw: bytes,
+        raw: _Raw,
         ends: list[int] | None = None,
         keys: list[str] | None = None,
         subs: dict[int, _Node] | None = None,
@@ -64,7 +68,7 @@ class _Node:
         assert self.ends is not None
         return self.ends[i - 1] + 1 if i else 1
 
-    def entries(self, lo: int, hi: int) -> bytes:
+    def entries(self, lo: int, hi: int) -> _Raw:
         """The bytes of entries ``lo..hi-1`` (with the commas between them)."""
         assert self.ends is not None
         return self.raw[self.start(lo) : self.ends[hi - 1]]
@@ -81,7 +85,7 @@ class _Node:
         return _Node(self.raw[start : self.ends[i]])
 
 
-def _node(value: Any, raw: bytes) -> _Node:
+def _node(value: Any, raw: _Raw) -> _Node:
     """The node of a plain JSON ``value`` whose orjson bytes are ``raw`` (large containers indexed)."""
     kind = type(value)
     if len(raw) < _INDEXED or (kind is not dict and kind is not list and kind is not tuple):
@@ -147,7 +151,7 @@ def _plain(value: Any) -> tuple[Any, bytes]:
         return value, _dumps(value)
 
 
-def _same_number(old: bytes, new: Any) -> bool:
+def _same_number(old: _Raw, new: Any) -> bool:
     """Whether the old scalar ``old`` and ``new`` are one and the same JavaScript number (``1`` and ``1.0``)."""
     if (type(new) is not int and type(new) is not float) or len(old) > 40:
         return False
@@ -262,7 +266,7 @@ class _Differ:
         raws = {key: _dumps(item) for key, item in middle}
         moved: dict[str, str] = {}
         if fresh and gone:
-            by_value = {old.child(before[key]).raw: key for key in gone}
+            by_value = {bytes(old.child(before[key]).raw): key for key in gone}
             for key in fresh:
                 source = by_value.pop(raws[key], None)
                 if source is not None:
@@ -290,7 +294,7 @@ class _Differ:
                     if _banned_key(key, token):
                         raise _Banned
                     child = self.value(sub, item, raw, f"{path}/{escape(key)}", key)
-                segments.append((kraw + child.raw, child))
+                segments.append(((kraw, child.raw), child))
         segments.append((m - k2, m))
         return _assemble(old, segments, b"{", b"}", [key for key, _ in items])
 
@@ -452,7 +456,7 @@ def _rebuild(old: _Node, changes: list[tuple[int, _Node]], keys: list[str] | Non
     segments: list[Any] = []
     at = 0
     for i, child in changes:
-        entry = child.raw if keys is None else _dumps(keys[i]) + b":" + child.raw
+        entry = child.raw if keys is None else (_dumps(keys[i]) + b":", child.raw)
         segments += [(at, i), (entry, child)]
         at = i + 1
     segments.append((at, len(old.ends)))
@@ -461,7 +465,8 @@ def _rebuild(old: _Node, changes: list[tuple[int, _Node]], keys: list[str] | Non
 
 
 def _assemble(old: _Node, segments: list[Any], first: bytes, last: bytes, keys: list[str] | None) -> _Node:
-    """A container node from runs of old entries ``(lo, hi)`` and new entries ``(bytes, node | None)``."""
+    """A container node from runs of old entries ``(lo, hi)`` and new entries ``(bytes, node | None)`` (the bytes
+    may be a pair: a member's key and colon, and its value)."""
     assert old.ends is not None
     pieces: list[bytes | memoryview] = []
     ends: list[int] = []
@@ -478,23 +483,47 @@ def _assemble(old: _Node, segments: list[Any], first: bytes, last: bytes, keys: 
             delta = pos - start
             base = len(ends)
             pieces += (view[start : old.ends[hi - 1]], b",")
-            ends += map(add, old.ends[lo:hi], repeat(delta))
+            if not delta:  # the entries before did not change length: the offsets stand
+                ends += old.ends[lo:hi]
+            else:
+                for at in range(lo, hi, _CHUNK):
+                    breathe()
+                    ends += map(add, old.ends[at : min(hi, at + _CHUNK)], repeat(delta))
             for i, sub in old_subs:
                 if lo <= i < hi:
                     subs[base + i - lo] = sub
             pos = ends[-1] + 1
-        else:
+        else:  # an entry's bytes, or a member's key and value (not joined: the value may be large)
             entry, child = segment
-            ends.append(pos + len(entry))
+            if type(entry) is tuple:
+                ends.append(pos + len(entry[0]) + len(entry[1]))
+                pieces += (*entry, b",")
+            else:
+                ends.append(pos + len(entry))
+                pieces += (entry, b",")
             if child is not None and child.ends is not None:
                 subs[len(ends) - 1] = child
-            pieces += (entry, b",")
             pos = ends[-1] + 1
     if pieces:
         pieces[-1] = last
     else:
         pieces.append(last)
-    return _Node(b"".join([first, *pieces]), ends, keys, subs)
+    return _Node(_joined([first, *pieces]), ends, keys, subs)
+
+
+def _joined(pieces: list[bytes | memoryview]) -> _Raw:
+    """``b"".join(pieces)``; for a large result put together ``_STEP`` bytes at a time (a ``bytearray``), so
+    that a worker thread can let the event loop have its turn in between (no one copy of all of a large state)."""
+    total = sum(map(len, pieces))
+    if total <= _STEP:
+        return b"".join(pieces)
+    out = bytearray()  # grown step by step: bytearray(total) would fill all of it at once, in one call
+    for piece in pieces:
+        view = memoryview(piece)
+        for lo in range(0, len(view), _STEP):
+            out += view[lo : lo + _STEP]
+            breathe()
+    return out
 
 
 class ClientState:

@@ -64,7 +64,7 @@ from ..events.logs import run_logger
 from ..frames import MapperBase
 from ..offload import LARGE_STATE, breathe, heavy, large, offloaded
 from ..patch import PatchError, apply_patch
-from ..stringify import JsText, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
+from ..stringify import JsText, Pieces, changed_span, dumps, js_json, js_value, js_walk, needs_rewrite
 from .messages import to_ui_messages
 from .request import STATE_PART_ID
 
@@ -843,12 +843,14 @@ class AISDKMapper(MapperBase):
         if value is None or type(value) in (str, int, bool):
             return js_value(value)
         if self._state_size >= _FRAGMENT or offloaded():  # the last state was large, or this one is
-            text = self._state_text.text(value)
+            pieces = self._state_text.pieces(value)
             breathe()
-            if text is not None and len(text) >= _FRAGMENT:
-                self._state_size = len(text)
+            size = -1 if pieces is None else sum(map(len, pieces))
+            if pieces is not None and size >= _FRAGMENT:
+                self._state_size = size
                 self._state_clean = None
-                return orjson.Fragment(text)
+                # Off the loop the frame writer writes the pieces as they are, never joined (streamkit.frames).
+                return Pieces(pieces) if offloaded() else orjson.Fragment(b"".join(pieces))
         return self._small_state_data(value)
 
     def _small_state_data(self, value: Any) -> Any:

@@ -239,14 +239,14 @@ def test_deltas_reproduce_every_state_in_the_client_patch_library(
 
 @contextlib.contextmanager
 def _small_slices() -> Iterator[None]:
-    """The diff with slices of two entries, every container indexed: its splitting, offsets and carried
-    nodes are exercised by small states."""
-    saved = state_module._FAN, state_module._INDEXED, state_module._CHUNK
-    state_module._FAN, state_module._INDEXED, state_module._CHUNK = 2, 0, 3
+    """The diff with slices of two entries, every container indexed and put together a few bytes at a time:
+    its splitting, offsets, carried nodes and stepwise joins are exercised by small states."""
+    saved = state_module._FAN, state_module._INDEXED, state_module._CHUNK, state_module._STEP
+    state_module._FAN, state_module._INDEXED, state_module._CHUNK, state_module._STEP = 2, 0, 3, 5
     try:
         yield
     finally:
-        state_module._FAN, state_module._INDEXED, state_module._CHUNK = saved
+        state_module._FAN, state_module._INDEXED, state_module._CHUNK, state_module._STEP = saved
 
 
 @st.composite

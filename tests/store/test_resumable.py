@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 
 from streamkit.events import ChatEvent, RunFinished, RunStarted, TextDelta, TextEnd, TextStart
-from streamkit.frames import SHUTDOWN_TEXT, MapperBase, encode_frames
+from streamkit.frames import SHUTDOWN_TEXT, MapperBase, encode_frames, frame_end
 from streamkit.http import HTTPError
 from streamkit.resumable import (
     TOO_LARGE_TEXT,
@@ -402,3 +402,43 @@ async def test_a_store_that_fails_stops_the_run_and_ends_every_reader(caplog: py
     store.down = False
     again, _ = await start(a, Agent(n=3), chat="c2")
     assert frames_of(await asyncio.wait_for(read_all(a, again), 5))[-1] == {"e": "[END]"}
+
+
+class Heavy(Toy):
+    """The stand-in protocol with its text deltas mapped off the event loop: a long delta's frame is written in
+    pieces (several chunks)."""
+
+    @staticmethod
+    def offload(event: ChatEvent) -> bool:
+        return event.type == "text-delta"
+
+
+async def test_a_frame_written_in_pieces_is_stored_whole(workers: Workers) -> None:
+    a, b = workers()
+    agent = Agent(n=3, size=300_000)  # each delta's frame is longer than a chunk of a large frame
+    mapper = Heavy()
+    chunks = [c async for c in encode_frames(Agent(n=3, size=300_000)(), Heavy(), trailer=TRAILER)]
+    assert any(not frame_end(c) for c in chunks)  # the frames do come in pieces
+    frames = encode_frames(agent(), mapper, trailer=TRAILER)
+    run = await a.start(
+        frames, endings_from_mapper(mapper, dead=DEAD, trailer=TRAILER), owner="alice", scope=SCOPE, chat="c1"
+    )
+    data = await asyncio.wait_for(read_all(a, run), 10)
+    assert data == _with_every_id(b"".join(chunks), data)
+    expected = [{"e": "run-started"}, {"e": "text-start"}] + [
+        {"e": "text-delta", "d": str(i) * 300_000} for i in range(3)
+    ]
+    assert frames_of(data)[:5] == expected
+    ids = ids_of(data)
+    assert len(ids) == len(frames_of(data))  # every frame has an id: none was cut
+    for k, ident in enumerate(ids):
+        rest = await asyncio.wait_for(read_all(b, run, point(ident)), 10)
+        assert frames_of(rest) == frames_of(data)[k + 1 :]
+
+
+def _with_every_id(plain: bytes, data: bytes) -> bytes:
+    """``plain`` (the frames without ids) with the ids ``data`` carries put back, frame by frame."""
+    out = []
+    for block, ident in zip(plain.split(b"\n\n")[:-1], ids_of(data), strict=True):
+        out.append(block + b"\nid: " + ident.encode() + b"\n\n")
+    return b"".join(out)
