@@ -76,6 +76,15 @@ def _is_tool(part: dict[str, Any]) -> bool:
     return kind.startswith("tool-") or kind == "dynamic-tool"
 
 
+def _is_static_tool(part: dict[str, Any]) -> bool:
+    kind: str = part["type"]
+    return kind.startswith("tool-")
+
+
+def _is_dynamic_tool(part: dict[str, Any]) -> bool:
+    return bool(part["type"] == "dynamic-tool")
+
+
 _SILENT = frozenset({"start-step", "finish-step", "error", "abort"})
 
 
@@ -211,14 +220,18 @@ class UIMessageFolder:
             i -= 1
         return parts[i + 1 :]
 
-    def _tool(self, tool_call_id: str) -> dict[str, Any]:
+    def _tool(self, tool_call_id: str, dynamic: bool | None = None) -> dict[str, Any]:
+        """The tool part of ``tool_call_id``: of either kind, or only a dynamic (``True``) or a static one."""
+        is_kind = _is_tool if dynamic is None else _is_dynamic_tool if dynamic else _is_static_tool
         part: dict[str, Any]
         for part in self._step_parts():
-            if _is_tool(part) and part.get("toolCallId") == tool_call_id:
+            if is_kind(part) and part.get("toolCallId") == tool_call_id:
                 return part
         for part in reversed(self._parts):
-            if _is_tool(part) and part.get("toolCallId") == tool_call_id:
+            if is_kind(part) and part.get("toolCallId") == tool_call_id:
                 return part
+        if dynamic is not None:  # ai 5's words, for an output of either kind
+            raise StreamError("tool-output-error must be preceded by a tool-input-available")
         raise StreamError(f'No tool invocation found for tool call ID "{tool_call_id}".')
 
     def _update_metadata(self, metadata: Any) -> None:
@@ -472,7 +485,9 @@ class UIMessageFolder:
         self._tool(chunk["toolCallId"])["state"] = "output-denied"
 
     def _tool_output(self, chunk: Chunk) -> None:
-        part = self._tool(chunk["toolCallId"])
+        # ai 5 looks the call up by the chunk's own ``dynamic`` flag (a dynamic call's output without it is not
+        # found); 6 and later by the part the call made.
+        part = self._tool(chunk["toolCallId"], bool(chunk.get("dynamic")) if self.sdk_version < 6 else None)
         dynamic = part["type"] == "dynamic-tool"
         name = part["toolName"] if dynamic else part["type"][5:]
         available = chunk["type"] == "tool-output-available"

@@ -83,3 +83,20 @@ def test_citations_and_provider_metadata_are_checked_inside() -> None:
         assert "schema.field-type" in validate(body).rules() or "schema.field-missing" in validate(body).rules()
     metadata = sse(S, {**TS, "providerMetadata": {"openai": 1}}, TD, TE, F)
     assert "schema.field-type" in validate(metadata).rules()
+
+
+@pytest.mark.node
+def test_a_dynamic_calls_output_without_the_flag_is_lost_on_ai_5_only(js: Any) -> None:
+    from tests.testing.agreement import aisdk_client_error
+
+    call = {"toolCallId": "c1", "toolName": "weather", "dynamic": True}
+    body = sse(
+        S,
+        {"type": "tool-input-start", **call},
+        {"type": "tool-input-available", **call, "input": {}},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": 1},  # no "dynamic"
+        F,
+    )
+    for version, rejected in ((5, True), (6, False), (7, False)):
+        assert aisdk_client_error(js, body, version)[0] is rejected
+        assert validate(body, "aisdk", version).ok is not rejected
