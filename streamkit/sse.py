@@ -164,7 +164,15 @@ class EventStreamResponse(Response):
             if scope["type"] == "http" and scope.get("method", "GET").upper() == "HEAD":
                 await self._head(send)
             else:
-                await self._run(live, receive, send)
+                # (Run here rather than in a method of its own: a coroutine frame fewer for every open stream.)
+                if _on_asyncio():
+                    await live.run(receive, send)
+                else:
+                    await live.run_portable(receive, send)
+                if live.gone and self._on_disconnect is not None:
+                    await self._on_disconnect()
+                if self.background is not None:
+                    await self.background()
         except _SendTimeout:
             # A client that stopped reading is an expected event, not a crash: one line, no traceback. The
             # response cannot be completed (the connection is stuck), so the server closes it.
@@ -206,16 +214,6 @@ class EventStreamResponse(Response):
             await send(message)
         if waiting.cancel_called:
             raise _SendTimeout()
-
-    async def _run(self, live: _Live, receive: Receive, send: Send) -> None:
-        if _on_asyncio():
-            await live.run(receive, send)
-        else:
-            await live.run_portable(receive, send)
-        if live.gone and self._on_disconnect is not None:
-            await self._on_disconnect()
-        if self.background is not None:
-            await self.background()
 
 
 _header_cache: dict[tuple[Any, ...], list[tuple[bytes, bytes]]] = {}
