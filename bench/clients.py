@@ -102,8 +102,8 @@ async def run_clients(
     """Open ``streams`` streams of ``path`` on ``port`` at once and read them to their end.
 
     Returns each stream and the run's statistics: ``wall``, the server's ``server_cpu`` and the clients'
-    ``client_cpu`` (seconds), and ``rss_peak`` (the server's largest RSS while every stream was open) with
-    ``open_at_peak``.
+    ``client_cpu`` (seconds), and ``rss_peak`` (the server's largest RSS while the most streams were open) with
+    ``open_at_peak`` (how many).
     """
     server = psutil.Process(server_pid)
     loop = asyncio.get_running_loop()
@@ -117,10 +117,12 @@ async def run_clients(
     stats: dict[str, float] = {"rss_peak": 0.0, "open_at_peak": 0.0}
 
     async def sample() -> None:
+        # The largest RSS while the most streams were open (all of them, unless the first ended before the
+        # last opened).
         while True:
             open_now = sum(1 for s in results if s.arrivals and not s.ended)
             rss = server.memory_info().rss
-            if open_now == streams and rss > stats["rss_peak"]:
+            if open_now > stats["open_at_peak"] or (open_now == stats["open_at_peak"] and rss > stats["rss_peak"]):
                 stats["rss_peak"] = rss
                 stats["open_at_peak"] = open_now
             await asyncio.sleep(0.25)

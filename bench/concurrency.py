@@ -86,7 +86,7 @@ def _one(path: str, streams: int, frames: int, interval: float, problems: list[s
         worst=max(gaps) / interval if gaps else nan,
         rss_idle=rss_idle,
         rss_peak=stats["rss_peak"],
-        per_stream=(stats["rss_peak"] - rss_idle) / streams if stats["rss_peak"] else nan,
+        per_stream=(stats["rss_peak"] - rss_idle) / stats["open_at_peak"] if stats["open_at_peak"] else nan,
         wall=stats["wall"],
         server_cpu=stats["server_cpu"],
         client_cpu=stats["client_cpu"],

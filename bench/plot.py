@@ -15,7 +15,7 @@ from xml.sax.saxutils import escape
 __all__ = ["scaling_svg"]
 
 _W, _H = 360, 240  # one panel
-_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 14, 30, 40
+_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 30, 30, 40
 _SERIES = {"streamkit": "#d9480f", "plain": "#1c7ed6"}
 
 
@@ -78,9 +78,9 @@ def scaling_svg(points: Sequence[Any]) -> str:
         *_panel(0, "Server RSS per open stream", "KiB", xs, series(lambda p: p.kib_per_stream)),
         *_panel(_W, "p99 inter-frame gap", "x the pacing", xs, series(lambda p: p.p99_gap)),
     ]
-    legend_x = width / 2 - 90
+    legend_x = width / 2 - 170
     for i, (name, color) in enumerate(_SERIES.items()):
-        x = legend_x + i * 110
+        x = legend_x + i * 190
         label = "streamkit AI SDK route" if name == "streamkit" else "plain StreamingResponse"
         parts.append(f'<line x1="{x}" y1="{_H + 12}" x2="{x + 18}" y2="{_H + 12}" stroke="{color}" stroke-width="2"/>')
         parts.append(f'<text x="{x + 22}" y="{_H + 16}">{label}</text>')
