@@ -27,10 +27,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="fewer samples and shorter streams (a smoke run)")
     parser.add_argument("--repeat", type=int, help="timed runs per case (encode 21, sources 11, wire 11)")
-    parser.add_argument("--streams", type=int, default=1000, help="concurrent streams (default 1000)")
+    parser.add_argument("--streams", type=int, help="concurrent streams (default 1000; 10,000 with --idle)")
     parser.add_argument("--frames", type=int, help="frames per concurrent stream (default 200; 60 with --quick)")
     parser.add_argument("--interval", type=float, default=0.05, help="pacing of the concurrent streams, s")
     parser.add_argument("--no-baseline", action="store_true", help="concurrency: skip the plain server run")
+    parser.add_argument(
+        "--idle", action="store_true", help="concurrency: idle streams (10,000 unless --streams), every route"
+    )
+    parser.add_argument("--hold", type=float, default=60.0, help="concurrency --idle: how long each stream waits, s")
+    parser.add_argument("--heartbeat", type=float, default=15.0, help="concurrency --idle: the heartbeat, s")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="concurrency: paced streams at 100, 1,000 and 10,000 open streams, plotted to --svg",
+    )
+    parser.add_argument("--svg", default="docs/scaling.svg", help="concurrency --sweep: where the plot goes")
     parser.add_argument("--loop", default="auto", help="the server's event loop: auto (uvloop if installed), asyncio")
     parser.add_argument("--http", default="auto", help="the server's HTTP parser: auto (httptools if installed), h11")
     args = parser.parse_args(argv)
@@ -67,10 +78,27 @@ def main(argv: list[str] | None = None) -> int:
     if "concurrency" in chosen:
         from . import concurrency
 
-        frames = args.frames or (60 if args.quick else 200)
-        report_c = concurrency.run(
-            args.streams, frames, args.interval, baseline=not args.no_baseline, loop=args.loop, http=args.http
-        )
+        if args.idle:
+            report_c = concurrency.run_idle(
+                args.streams or 10_000,
+                hold=args.hold,
+                heartbeat=args.heartbeat,
+                repeat=args.repeat or 1,
+                loop=args.loop,
+                http=args.http,
+            )
+        elif args.sweep:
+            report_c, _ = concurrency.run_sweep(loop=args.loop, http=args.http, svg=args.svg)
+        else:
+            frames = args.frames or (60 if args.quick else 200)
+            report_c = concurrency.run(
+                args.streams or 1000,
+                frames,
+                args.interval,
+                baseline=not args.no_baseline,
+                loop=args.loop,
+                http=args.http,
+            )
         print(report_c.text)
         targets += report_c.targets
         problems += report_c.problems
@@ -101,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if targets:
         print("Targets:\n" + "\n".join(t.line() for t in targets))
     print(f"\n({time.monotonic() - started:.0f} s)")
-    checked = bool(targets) or chosen == ["store"]  # the store benchmark reports a table, no targets
+    checked = bool(targets) or chosen == ["store"] or args.sweep  # the store benchmark and the sweep: tables only
     return 0 if checked and all(t.passed for t in targets) and not problems else 1
 
 

@@ -17,7 +17,7 @@ import psutil  # type: ignore[import-untyped]
 
 from .server import AISDK_BODY
 
-__all__ = ["Client", "Stream", "percentile", "run_clients"]
+__all__ = ["Client", "IdleRun", "Stream", "percentile", "run_clients", "run_idle_clients"]
 
 
 @dataclass
@@ -25,6 +25,8 @@ class Stream:
     """One client stream: what arrived and when."""
 
     arrivals: list[float] = field(default_factory=list)
+    """When each frame (and each ``: ping`` heartbeat) arrived."""
+    pings: int = 0
     status: int = 0
     ended: bool = False
     error: str | None = None
@@ -33,10 +35,17 @@ class Stream:
 class Client(asyncio.Protocol):
     """An HTTP/1.1 client for one chunked SSE response, noting each frame's arrival time."""
 
-    def __init__(self, request: bytes, stream: Stream, done: asyncio.Future[None]) -> None:
+    def __init__(
+        self,
+        request: bytes,
+        stream: Stream,
+        done: asyncio.Future[None],
+        first: asyncio.Future[None] | None = None,
+    ) -> None:
         self.request = request
         self.stream = stream
         self.done = done
+        self.first = first  # set at the first frame
         self.head = b""
         self.in_body = False
         self.tail = b""  # the last bytes seen, to find a frame end split across reads
@@ -61,7 +70,11 @@ class Client(asyncio.Protocol):
         # Every SSE frame ends with a blank line; the chunked framing never holds "\n\n" (JSON escapes
         # newlines, and chunk sizes are wrapped in "\r\n").
         frames = seen.count(b"\n\n") - self.tail.count(b"\n\n")
+        if b": ping" in data:
+            self.stream.pings += data.count(b": ping\n\n")
         self.stream.arrivals.extend([now] * frames)
+        if frames and self.first is not None and not self.first.done():
+            self.first.set_result(None)
         self.tail = seen[-8:]
         if seen.endswith(b"\r\n0\r\n\r\n"):
             self.stream.ended = True
@@ -73,6 +86,8 @@ class Client(asyncio.Protocol):
             self.stream.error = repr(exc)
         if not self.done.done():
             self.done.set_result(None)
+        if self.first is not None and not self.first.done():
+            self.first.set_result(None)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -87,8 +102,8 @@ async def run_clients(
     """Open ``streams`` streams of ``path`` on ``port`` at once and read them to their end.
 
     Returns each stream and the run's statistics: ``wall``, the server's ``server_cpu`` and the clients'
-    ``client_cpu`` (seconds), and ``rss_peak`` (the server's largest RSS while every stream was open) with
-    ``open_at_peak``.
+    ``client_cpu`` (seconds), and ``rss_peak`` (the server's largest RSS while the most streams were open) with
+    ``open_at_peak`` (how many).
     """
     server = psutil.Process(server_pid)
     loop = asyncio.get_running_loop()
@@ -102,17 +117,22 @@ async def run_clients(
     stats: dict[str, float] = {"rss_peak": 0.0, "open_at_peak": 0.0}
 
     async def sample() -> None:
+        # The largest RSS while the most streams were open (all of them, unless the first ended before the
+        # last opened).
         while True:
             open_now = sum(1 for s in results if s.arrivals and not s.ended)
             rss = server.memory_info().rss
-            if open_now == streams and rss > stats["rss_peak"]:
+            if open_now > stats["open_at_peak"] or (open_now == stats["open_at_peak"] and rss > stats["rss_peak"]):
                 stats["rss_peak"] = rss
                 stats["open_at_peak"] = open_now
             await asyncio.sleep(0.25)
 
+    connecting = asyncio.Semaphore(256)  # so that the server's accept backlog never overflows
+
     async def connect(i: int) -> None:
         try:
-            await loop.create_connection(lambda: Client(request, results[i], done[i]), "127.0.0.1", port)
+            async with connecting:
+                await loop.create_connection(lambda: Client(request, results[i], done[i]), "127.0.0.1", port)
         except OSError as exc:
             results[i].error = repr(exc)
             done[i].set_result(None)
@@ -136,3 +156,85 @@ async def run_clients(
     stats["server_cpu"] = (cpu_after.user + cpu_after.system) - (cpu_server.user + cpu_server.system)
     stats["client_cpu"] = time.process_time() - cpu_client
     return results, stats
+
+
+@dataclass
+class IdleRun:
+    """What :func:`run_idle_clients` saw: each stream, and the server's figures over the run's phases."""
+
+    streams: list[Stream]
+    open_wall: float
+    """Seconds from the first connection to every stream's first frame."""
+    open_cpu: float
+    """The server's CPU seconds over that time."""
+    rss_before: float
+    rss_open: float
+    """The server's largest RSS while the most streams were open (every one, unless the first had ended
+    before the last opened)."""
+    open_at_peak: int
+    """How many streams were open then."""
+    rss_after: float
+    """The server's RSS once every stream had ended (and a pause)."""
+
+
+async def run_idle_clients(
+    port: int,
+    path: bytes,
+    bodies: list[bytes],
+    server_pid: int,
+    *,
+    timeout: float,
+    in_flight: int = 256,
+    settle: float = 2.0,
+) -> IdleRun:
+    """Open one stream of ``path`` per request body in ``bodies`` (at most ``in_flight`` waiting for their
+    first frame at once, so the server's accept backlog never overflows), keep them all open until the server
+    ends them, and read them to their end, timing each frame's (and heartbeat's) arrival."""
+    server = psutil.Process(server_pid)
+    loop = asyncio.get_running_loop()
+    head = b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+    results = [Stream() for _ in bodies]
+    done = [loop.create_future() for _ in bodies]
+    slots = asyncio.Semaphore(in_flight)
+
+    async def connect(i: int) -> None:
+        request = head % (path, len(bodies[i])) + b"connection: close\r\n\r\n" + bodies[i]
+        first: asyncio.Future[None] = loop.create_future()
+        async with slots:
+            try:
+                await loop.create_connection(lambda: Client(request, results[i], done[i], first), "127.0.0.1", port)
+            except OSError as exc:
+                results[i].error = repr(exc)
+                done[i].set_result(None)
+                return
+            await first
+
+    rss_before = server.memory_info().rss
+    cpu = server.cpu_times()
+    started = time.monotonic()
+    await asyncio.gather(*(connect(i) for i in range(len(bodies))))
+    open_wall = time.monotonic() - started
+    cpu_open = server.cpu_times()
+    rss_open = 0.0
+    open_at_peak = 0
+    pending = set(done)
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        open_now = sum(1 for s in results if s.arrivals and not s.ended and s.error is None)
+        if open_now >= open_at_peak:
+            rss_open = max(rss_open if open_now == open_at_peak else 0.0, server.memory_info().rss)
+            open_at_peak = open_now
+        _, pending = await asyncio.wait(pending, timeout=0.5)
+    for i, fut in enumerate(done):
+        if fut in pending and results[i].error is None:
+            results[i].error = "timed out"
+    await asyncio.sleep(settle)
+    return IdleRun(
+        streams=results,
+        open_wall=open_wall,
+        open_cpu=(cpu_open.user + cpu_open.system) - (cpu.user + cpu.system),
+        rss_before=rss_before,
+        rss_open=rss_open,
+        open_at_peak=open_at_peak,
+        rss_after=server.memory_info().rss,
+    )

@@ -14,6 +14,11 @@ Routes:
 * ``POST /state``: streamkit's AG-UI route serving an agent that streams ``StateUpdate``s of a state of
   ``--state-docs`` documents (``bench.workload.state_updates``) back to back until the client leaves (the
   state benchmark).
+* ``POST /idle/aisdk``, ``POST /idle/agui``, ``POST /idle/detached``, ``POST /idle/resumable`` and
+  ``POST /idle/plain``: idle streams (the concurrency benchmark's ``--idle`` mode). The agent yields its run's
+  start, waits ``--hold`` seconds and finishes: streamkit's AI SDK and AG-UI routes (heartbeat ``--heartbeat``),
+  the AI SDK route with detached runs and with resumable runs (memory store), and the baseline, a plain
+  Starlette ``StreamingResponse`` of the AI SDK route's bytes, paced the same way.
 * ``GET /health``: ``ok``.
 """
 
@@ -48,6 +53,7 @@ from streamkit.events import (
     TextStart,
 )
 from streamkit.serve import StreamOptions
+from streamkit.store import MemoryStore
 
 from .workload import Workload, agent_events, chat_events, state_updates, workload
 
@@ -92,12 +98,15 @@ async def _encoded(protocol: str, w: Workload) -> list[bytes]:
     return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
 
 
-def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starlette:
+def app(
+    frames: int = 200, interval: float = 0.05, state_docs: int = 0, hold: float = 60.0, heartbeat: float = 15.0
+) -> Starlette:
     """The benchmark app (see the module docstring)."""
     w = workload()
     states: list[Any] = []
     plain: dict[str, list[bytes]] = {}
     paced_bytes: list[bytes] = []
+    idle_bytes: list[bytes] = []
 
     async def w_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
         async for event in agent_events(w):
@@ -117,6 +126,20 @@ def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starl
         yield TextEnd(id="t")
         await sleep(interval_)
         yield RunFinished()
+
+    async def idle_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
+        yield RunStarted(thread_id=run.thread_id, run_id=run.run_id)
+        await asyncio.sleep(hold)
+        yield RunFinished()
+
+    async def idle_plain(request: Request) -> Response:
+        async def frames_out() -> AsyncIterator[bytes]:
+            first, rest = idle_bytes
+            yield first
+            await asyncio.sleep(hold)
+            yield rest
+
+        return StreamingResponse(frames_out(), media_type="text/event-stream")
 
     async def state_agent(run: RunInput) -> AsyncIterator[ChatEvent]:
         yield RunStarted(thread_id=run.thread_id, run_id=run.run_id)
@@ -160,6 +183,9 @@ def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starl
         body = b"".join([chunk async for chunk in aisdk.encode(paced_agent(run, pause=0.0))])
         paced_bytes[:] = [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
         paced_bytes[-2:] = [paced_bytes[-2] + paced_bytes[-1]]  # finish and [DONE] leave together
+        idle = b"".join([chunk async for chunk in aisdk.encode([RunStarted(thread_id="t", run_id="r"), RunFinished()])])
+        start, _, rest = idle.partition(b"\n\n")
+        idle_bytes[:] = [start + b"\n\n", rest]  # the first frame, then the rest once the hold is over
         if state_docs:
             states[:] = state_updates(state_docs, 6)
         yield
@@ -169,6 +195,13 @@ def app(frames: int = 200, interval: float = 0.05, state_docs: int = 0) -> Starl
         *agui.routes(w_agent, path="/agui", options=StreamOptions(heartbeat=15.0)),
         *aisdk.routes(paced_agent, path="/paced", options=StreamOptions(heartbeat=15.0)),
         *agui.routes(state_agent, path="/state", options=StreamOptions(heartbeat=15.0)),
+        *aisdk.routes(idle_agent, path="/idle/aisdk", options=StreamOptions(heartbeat=heartbeat)),
+        *agui.routes(idle_agent, path="/idle/agui", options=StreamOptions(heartbeat=heartbeat)),
+        *aisdk.routes(idle_agent, path="/idle/detached", options=StreamOptions(heartbeat=heartbeat, detach_runs=True)),
+        *aisdk.routes(
+            idle_agent, path="/idle/resumable", options=StreamOptions(heartbeat=heartbeat, resumable=MemoryStore())
+        ),
+        Route("/idle/plain", idle_plain, methods=["POST"]),
         Route("/aisdk/per-frame", per_frame, methods=["POST"]),
         Route("/plain/{protocol}", plain_stream, methods=["GET"]),
         Route("/paced-plain", paced_plain, methods=["POST"]),
@@ -186,11 +219,13 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--state-docs", type=int, default=0, help="documents in the /state route's state")
+    parser.add_argument("--hold", type=float, default=60.0, help="how long the idle routes' streams wait, s")
+    parser.add_argument("--heartbeat", type=float, default=15.0, help="the idle routes' heartbeat, s")
     parser.add_argument("--loop", default="auto", help="uvicorn's event loop: auto, asyncio or uvloop")
     parser.add_argument("--http", default="auto", help="uvicorn's HTTP implementation: auto, h11 or httptools")
     args = parser.parse_args()
     uvicorn.run(
-        app(args.frames, args.interval, args.state_docs),
+        app(args.frames, args.interval, args.state_docs, args.hold, args.heartbeat),
         host="127.0.0.1",
         port=args.port,
         log_level="warning",
@@ -222,10 +257,17 @@ class ServerProcess:
     """The benchmark server in a subprocess on a free loopback port; a context manager."""
 
     def __init__(
-        self, frames: int = 200, interval: float = 0.05, loop: str = "auto", http: str = "auto", state_docs: int = 0
+        self,
+        frames: int = 200,
+        interval: float = 0.05,
+        loop: str = "auto",
+        http: str = "auto",
+        state_docs: int = 0,
+        hold: float = 60.0,
+        heartbeat: float = 15.0,
     ) -> None:
         self.args = ["--frames", str(frames), "--interval", str(interval), "--loop", loop, "--http", http]
-        self.args += ["--state-docs", str(state_docs)]
+        self.args += ["--state-docs", str(state_docs), "--hold", str(hold), "--heartbeat", str(heartbeat)]
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 

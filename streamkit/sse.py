@@ -15,18 +15,24 @@ drain off). Each point below is deliberate:
 1. **Frames come encoded.** The content is bytes made by :mod:`streamkit.frames` (JSON as ``JSON.stringify``
    writes it, LF line endings), so sse-starlette's per-item encoding (``ServerSentEvent``, separators) has no
    work here; a synchronous iterable is not accepted.
-2. **Two tasks per stream instead of four.** sse-starlette runs the stream, a ping task, a shutdown listener and
-   a disconnect listener. Here the frames run in one task and a single watcher (``_watch``) waits for the
-   client to leave, sends the heartbeats, watches the sends and hears the shutdown: one heartbeat and send
-   watchdog, for every scope, and two tasks fewer to start, schedule and cancel per stream.
+2. **One task per stream, and a timer.** sse-starlette runs the stream, a ping task, a shutdown listener and
+   a disconnect listener in a task group; Starlette's ``StreamingResponse`` (on a server of ASGI spec 2.3,
+   as uvicorn is) a task group of two. Here, on asyncio, the frames go out from the request's own task; one
+   timer per stream (``loop.call_later``, re-armed when it fires, never per frame) sends the heartbeats, each
+   from a task that lives for one send, and watches the sends; the client's leaving is heard by a task
+   waiting in ``receive`` (the cheapest waiter there is: that coroutine alone); and the server's shutdown by
+   one poller for all streams. Any of them stops the stream by cancelling the request's task, which takes
+   that cancellation back (``Task.uncancel``) and ends the response. An idle stream holds no anyio task
+   group, cancel scope, lock or closure: at 10,000 open streams the bytes each one keeps decide how many
+   fit on a worker. On other anyio backends (trio) a task group runs the frames and one watcher task.
 3. **A heartbeat only after an idle interval.** ``: ping`` (no timestamp) goes out ``heartbeat`` seconds after
    the last write of any kind, not every ``heartbeat`` seconds whatever the traffic: a busy stream carries no
    pings, a silent one (a long tool call) still shows the proxies it is alive.
-4. **The send watchdog.** When the heartbeat is no longer than ``send_timeout``, the watcher also checks that a
-   frame send in progress ends within ``send_timeout``; each send then only notes its start time, where
-   sse-starlette arms a cancel scope around every send. Otherwise one cancel scope around the whole stream has
-   its deadline moved at each send. A client that stops reading is one warning line and no traceback (an
-   expected event, not a crash); the response cannot complete, so the server closes the connection.
+4. **The send watchdog.** Each send only notes its start time, where sse-starlette arms a cancel scope
+   around every send; the timer ends the response when a send is still in progress ``send_timeout`` after
+   it began (on trio the watcher does, or, when the heartbeat is longer than the send timeout, one cancel
+   scope whose deadline is moved at each send). A client that stops reading is one warning line and no
+   traceback (an expected event, not a crash); the response cannot complete, so the server closes it.
 5. **Coalescing.** A frame is sent as soon as it is produced; once frames come faster than they are sent (a
    burst that was ready at once, or a send that waited for the socket), a producer task pulls them and what
    piles up during a send leaves in one write of at most about ``max_batch_bytes`` (asyncio only). sse-starlette
@@ -46,9 +52,12 @@ drain off). Each point below is deliberate:
    sse-starlette, whose issue #218 it is; Starlette's ``StreamingResponse`` would stream an endless body). On a
    WebSocket scope the messages are renamed ``websocket.http.response.*`` as Starlette does for a denial
    response, and the stream runs as over HTTP.
-10. **No ASGI 2.4 fast path** (as sse-starlette): the watcher's ``receive`` is what sees a client leave during a
-    silent stretch, within one heartbeat. A task group's single error is raised bare, not in an
-    ``ExceptionGroup``, as Starlette and sse-starlette raise it, for the middleware's sake.
+10. **No ASGI 2.4 fast path** (as sse-starlette): the ``receive`` waiter is what sees a client leave during
+    a silent stretch, at once (on trio: within one heartbeat). On trio, a task group's single error is
+    raised bare, not in an ``ExceptionGroup``, as Starlette and sse-starlette raise it, for the middleware's
+    sake; on asyncio there is no task group, so an error is raised as it is.
+11. **Shared headers.** The encoded headers are made once per set of headers a route sends; each response
+    gets its own list of them (``response.headers`` changes it in place), not its own bytes.
 """
 
 from __future__ import annotations
@@ -139,45 +148,43 @@ class EventStreamResponse(Response):
         self.body_iterator = content
         self.status_code = status_code
         self.background: BackgroundTask | None = None
-        merged = MutableHeaders(headers=_SSE_HEADERS)
-        if headers:
-            merged.update(headers)
-        merged["connection"] = "keep-alive"
-        merged["x-accel-buffering"] = "no"
-        self.init_headers(merged)
+        self.raw_headers = _raw_headers(headers, self.media_type, self.charset)
         self.heartbeat = heartbeat
         self.send_timeout = send_timeout
         self._on_disconnect = on_disconnect
         self._on_shutdown = on_shutdown
         self._shutdown_event = shutdown_event
         self._grace = shutdown_grace_period
-        self._active = True
-        self._shutting_down = False
-        self._send_lock = anyio.Lock()  # a heartbeat and the body's end are never sent at once
-        self._last_send = time.monotonic()
-        self._sending_since: float | None = None
-        self._watchdog = send_timeout is not None and 0 < heartbeat <= send_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             send = _websocket_denial(send)
-        stalled = False
+        live = _Live(self)
         try:
             if scope["type"] == "http" and scope.get("method", "GET").upper() == "HEAD":
                 await self._head(send)
             else:
-                await self._run(receive, send)
+                # (Run here rather than in a method of its own: a coroutine frame fewer for every open stream.)
+                if _on_asyncio():
+                    await live.run(receive, send)
+                else:
+                    await live.run_portable(receive, send)
+                if live.gone and self._on_disconnect is not None:
+                    await self._on_disconnect()
+                if self.background is not None:
+                    await self.background()
         except _SendTimeout:
             # A client that stopped reading is an expected event, not a crash: one line, no traceback. The
             # response cannot be completed (the connection is stuck), so the server closes it.
-            stalled = True
-            self._active = False
+            live.stalled = True
+            live.active = False
         finally:
             # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
             # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
+            live.active = False
             with anyio.CancelScope(shield=True):
                 await _aclose(self.body_iterator)
-        if stalled:
+        if live.stalled:
             logger.warning(
                 "%s %s: the client took no data for %s s (send_timeout); stream dropped",
                 scope.get("method", "GET"),
@@ -185,10 +192,10 @@ class EventStreamResponse(Response):
                 f"{self.send_timeout:g}",
             )
             return
-        if self._shutting_down and self._active and self._on_shutdown is not None:
+        if live.shutting_down and not (live.ended or live.gone) and self._on_shutdown is not None:
             # The server is shutting down and cancelled the stream mid-run: end it with the protocol's
             # terminal frames instead of a torn body.
-            self._active = False
+            live.ended = True
             with anyio.move_on_after(self.send_timeout or 5):
                 await send({"type": "http.response.body", "body": self._on_shutdown(), "more_body": True})
             with anyio.move_on_after(self.send_timeout or 5):
@@ -208,7 +215,210 @@ class EventStreamResponse(Response):
         if waiting.cancel_called:
             raise _SendTimeout()
 
-    async def _run(self, receive: Receive, send: Send) -> None:
+
+_header_cache: dict[tuple[Any, ...], list[tuple[bytes, bytes]]] = {}
+"""The encoded headers of each set of headers seen (a route sends the same ones with every stream)."""
+
+
+def _raw_headers(headers: Mapping[str, str] | None, media_type: str, charset: str) -> list[tuple[bytes, bytes]]:
+    """The response's raw headers: the SSE headers, the caller's (which may replace the first), and the
+    connection headers. The header values are shared by the responses that send the same ones; each response
+    gets a list of its own (``response.headers`` changes it in place)."""
+    key = (media_type, charset, *headers.items()) if headers else (media_type, charset)
+    raw = _header_cache.get(key)
+    if raw is None:
+        merged = MutableHeaders(headers=_SSE_HEADERS)
+        if headers:
+            merged.update(headers)
+        merged["connection"] = "keep-alive"
+        merged["x-accel-buffering"] = "no"
+        if "content-type" not in merged:  # as Starlette's Response writes it
+            merged["content-type"] = f"{media_type}; charset={charset}"
+        raw = merged.raw
+        if len(_header_cache) < 256:
+            _header_cache[key] = raw
+    return list(raw)
+
+
+class _Live:
+    """One response's run: its state while the frames go out, and the two ways of running it.
+
+    On asyncio (:meth:`run`) the frames go out from the request's own task; a timer (``loop.call_later``, one
+    per stream, re-armed when it fires) sends the heartbeats (each from a short task of its own, the time of
+    one send) and watches the sends; a task waiting in ``receive`` hears the client leave. Either, or the
+    server's shutdown, stops the stream by cancelling the request's task, which takes the cancellation back
+    (``Task.uncancel``) and ends the response. Elsewhere (:meth:`run_portable`, trio) an anyio task group
+    runs the frames and a watcher task that does all of that.
+    """
+
+    __slots__ = (
+        "active",
+        "ended",
+        "gone",
+        "last_send",
+        "loop",
+        "pinging",
+        "receive",
+        "response",
+        "send",
+        "sending_since",
+        "shutting_down",
+        "stalled",
+        "stopping",
+        "task",
+        "timer",
+        "waiter",
+    )
+
+    def __init__(self, response: EventStreamResponse) -> None:
+        self.response = response
+        self.active = True  # frames may still be sent
+        self.ended = False  # the body's last message was sent
+        self.gone = False  # the client went away
+        self.stalled = False  # a send took longer than the send timeout
+        self.shutting_down = False
+        self.stopping = False  # the request's task was cancelled to stop the stream
+        self.last_send = time.monotonic()
+        self.sending_since: float | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.waiter: asyncio.Task[Any] | None = None
+        self.pinging: asyncio.Task[None] | None = None
+        self.receive: Receive | None = None
+        self.send: Send | None = None
+
+    # -- asyncio -------------------------------------------------------------------------------------
+
+    async def run(self, receive: Receive, send: Send) -> None:
+        response = self.response
+        self.loop = asyncio.get_running_loop()
+        self.task = task = asyncio.current_task()
+        assert task is not None
+        self.send = send
+        try:
+            start = {"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers}
+            await send(start)
+            self._listen(receive)
+            self._tick()
+            _listen_for_shutdown(self)
+            await self.pump(send, None)
+            self.active = False
+            pinging = self.pinging
+            if pinging is not None and not pinging.done():
+                await asyncio.wait([pinging])
+            self.ended = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not self.stopping or task.uncancel() > 0:
+                raise
+        finally:
+            self.active = False
+            self.task = None
+            _forget(self)
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            waiter = self.waiter
+            if waiter is not None:
+                self.waiter = None
+                waiter.remove_done_callback(self._heard)
+                waiter.cancel()
+        if self.stalled:
+            raise _SendTimeout()
+
+    def stop(self) -> None:
+        """Stop the stream: cancel the request's task while it sends frames (once)."""
+        if self.active and not self.stopping and self.task is not None:
+            self.stopping = True
+            self.active = False
+            self.task.cancel()
+
+    def _listen(self, receive: Receive) -> None:
+        assert self.loop is not None
+        self.receive = receive
+        waiter: asyncio.Task[Any] = self.loop.create_task(receive())  # type: ignore[arg-type]
+        self.waiter = waiter
+        waiter.add_done_callback(self._heard)
+
+    def _heard(self, waiter: asyncio.Task[Any]) -> None:
+        self.waiter = None
+        if waiter.cancelled() or not self.active:
+            return
+        message = None if waiter.exception() is not None else waiter.result()
+        if message is None or message["type"] in _GONE:
+            self.gone = True
+            self.stop()
+        elif self.receive is not None:  # a message of no interest (a body already read): wait for the next one
+            self._listen(self.receive)
+
+    def _tick(self) -> None:
+        """The timer: a heartbeat after ``heartbeat`` idle seconds, the end of a send that takes too long."""
+        self.timer = None
+        if not self.active:
+            return
+        response = self.response
+        interval = response.heartbeat
+        timeout = response.send_timeout
+        now = time.monotonic()
+        since = self.sending_since
+        delay = math.inf
+        if since is not None:
+            if timeout is not None:
+                if now - since >= timeout:
+                    self.stalled = True
+                    self.stop()
+                    return
+                delay = since + timeout - now
+        else:
+            if timeout is not None:
+                delay = timeout  # look again for a send that starts meanwhile
+            if interval > 0:
+                idle = now - self.last_send
+                if idle >= interval - _EARLY:
+                    self._ping()
+                    idle = 0.0
+                delay = min(delay, interval - idle)
+        if delay < math.inf:
+            assert self.loop is not None
+            self.timer = self.loop.call_later(delay, self._tick)
+
+    def _ping(self) -> None:
+        pinging = self.pinging
+        if pinging is None or pinging.done():
+            assert self.loop is not None
+            self.pinging = self.loop.create_task(self._send_ping())
+
+    async def _send_ping(self) -> None:
+        send = self.send
+        assert send is not None
+        self.sending_since = time.monotonic()
+        try:
+            await send({"type": "http.response.body", "body": _PING, "more_body": True})
+        except Exception:  # an ASGI 2.4 server's OSError for a client that went away
+            self.gone = True
+            self.stop()
+        finally:
+            self.sending_since = None
+            self.last_send = time.monotonic()
+
+    def shutdown(self) -> None:
+        """The server is stopping: tell the agent (``shutdown_event``), give it the grace period to end by
+        itself, then stop the stream, which the response ends with the terminal frames."""
+        if not self.active:
+            return
+        self.shutting_down = True
+        response = self.response
+        if response._shutdown_event is not None:
+            response._shutdown_event.set()
+        if self.loop is not None and response._grace > 0:
+            self.loop.call_later(response._grace, self.stop)
+        else:
+            self.stop()
+
+    # -- any anyio backend ---------------------------------------------------------------------------
+
+    async def run_portable(self, receive: Receive, send: Send) -> None:
         # Two tasks: the frames, and one watcher that waits for the client to leave or the server to stop,
         # sends the heartbeats and watches the sends (see _watch). The first to end ends the other.
         with _bare_errors():
@@ -220,85 +430,73 @@ class EventStreamResponse(Response):
 
                 tasks.start_soon(part, lambda: self._stream(send))
                 tasks.start_soon(part, lambda: self._watch(receive, send))
-        if self.background is not None:
-            await self.background()
 
     async def _watch(self, receive: Receive, send: Send) -> None:
         """Until the client disconnects or the server shuts down: a heartbeat after each idle ``heartbeat``,
         and, when the heartbeat is no longer than the send timeout, the watch over frame sends (one still in
         progress ``send_timeout`` after it began ends the response)."""
-        interval = self.heartbeat
-        timeout = self.send_timeout if self._watchdog else None
-        shutdown = _ShutdownSignal()
-        _listen_for_shutdown(shutdown)
-        try:
-            while self._active and not shutdown.fired:
-                now = time.monotonic()
-                since = self._sending_since
-                if timeout is not None and since is not None:
-                    if now - since >= timeout:
-                        raise _SendTimeout()
-                    delay = since + timeout - now
-                elif interval > 0:
-                    delay = interval - (now - self._last_send)
-                    if delay <= 0:
-                        await self._send_ping(send)
-                        continue
-                else:
-                    delay = math.inf
-                message: Any = None
-                with anyio.move_on_after(delay) as waiting:
-                    shutdown.scope = waiting
-                    message = await receive()
-                shutdown.scope = None
-                if message is not None and message["type"] in _GONE:
-                    self._active = False
-                    if self._on_disconnect is not None:
-                        await self._on_disconnect()
-                    return
-        finally:
-            _forget(shutdown)
-        if shutdown.fired:
-            await self._after_shutdown()
-
-    async def _after_shutdown(self) -> None:
-        # The server is stopping: tell the agent (shutdown_event), give it the grace period to end by itself;
-        # returning then cancels the stream, which __call__ ends with the terminal frames.
-        self._shutting_down = True
-        if self._shutdown_event is not None:
-            self._shutdown_event.set()
-        if self._grace > 0:
-            with anyio.move_on_after(self._grace):
-                while self._active:
+        response = self.response
+        interval = response.heartbeat
+        timeout = response.send_timeout if _watchdog(response) else None
+        if AppStatus.should_exit:  # the server is already stopping (it is heard on asyncio only)
+            self.shutting_down = True
+            if response._shutdown_event is not None:
+                response._shutdown_event.set()
+            with anyio.move_on_after(response._grace):
+                while self.active:
                     await anyio.sleep(0.1)
-
-    async def _send_ping(self, send: Send) -> None:
-        async with self._send_lock:
-            if self._active:
-                await self._send_timed(send, {"type": "http.response.body", "body": _PING, "more_body": True})
-                self._last_send = time.monotonic()
+            return
+        while self.active:
+            now = time.monotonic()
+            since = self.sending_since
+            if timeout is not None and since is not None:
+                if now - since >= timeout:
+                    raise _SendTimeout()
+                delay = since + timeout - now
+            elif interval > 0:
+                delay = interval - (now - self.last_send)
+                if delay <= 0:
+                    if self.active:
+                        await response._send_timed(
+                            send, {"type": "http.response.body", "body": _PING, "more_body": True}
+                        )
+                        self.last_send = time.monotonic()
+                    continue
+            else:
+                delay = math.inf
+            message: Any = None
+            with anyio.move_on_after(delay):
+                message = await receive()
+            if message is not None and message["type"] in _GONE:
+                self.active = False
+                self.gone = True
+                return
 
     async def _stream(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        if self._watchdog or self.send_timeout is None:
+        response = self.response
+        await send({"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers})
+        if _watchdog(response) or response.send_timeout is None:
             # With a heartbeat no longer than the send timeout, the watcher watches the sends (see _watch).
-            await self._pump(send, None)
+            await self.pump(send, None)
         else:
             # Otherwise the deadline of one cancel scope is armed around each send.
             with anyio.CancelScope() as sending:
-                await self._pump(send, sending)
+                await self.pump(send, sending)
             if sending.cancelled_caught:
                 raise _SendTimeout()
-        async with self._send_lock:
-            self._active = False
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self.active = False
+        self.ended = True
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(self, send: Send, sending: anyio.CancelScope | None) -> None:
+    # -- sending -------------------------------------------------------------------------------------
+
+    async def pump(self, send: Send, sending: anyio.CancelScope | None) -> None:
         # Each frame is sent as it comes, in this task, until frames turn out to come faster than they can be
         # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
         # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
-        coalesce = self.max_batch_bytes > 0 and _on_asyncio()
-        frames = aiter(self.body_iterator)
+        response = self.response
+        coalesce = response.max_batch_bytes > 0 and _on_asyncio()
+        frames = aiter(response.body_iterator)
         ready = 0  # frames in a row that were there at once
         while True:
             pulled = time.monotonic()
@@ -308,14 +506,14 @@ class EventStreamResponse(Response):
                 return
             got = time.monotonic()
             ready = ready + 1 if got - pulled < _AT_ONCE else 0
-            await self._send_body(send, chunk, sending)
-            if coalesce and (ready >= _BURST or self._last_send - got > _SLOW_SEND):
+            await self.send_body(send, chunk, sending)
+            if coalesce and (ready >= _BURST or self.last_send - got > _SLOW_SEND):
                 break
-        pipe = _Pipe(self.max_batch_bytes)
+        pipe = _Pipe(response.max_batch_bytes)
         producer = asyncio.get_running_loop().create_task(pipe.fill(frames))
         try:
             while (batch := await pipe.take()) is not None:
-                await self._send_body(send, batch, sending)
+                await self.send_body(send, batch, sending)
             await producer  # its exception, if it failed
         finally:
             if not producer.done():
@@ -323,17 +521,27 @@ class EventStreamResponse(Response):
                 with anyio.CancelScope(shield=True):
                     await asyncio.wait([producer])
 
-    async def _send_body(self, send: Send, chunk: bytes, sending: anyio.CancelScope | None) -> None:
+    async def send_body(self, send: Send, chunk: bytes, sending: anyio.CancelScope | None) -> None:
         if sending is not None:
-            sending.deadline = anyio.current_time() + (self.send_timeout or math.inf)
+            sending.deadline = anyio.current_time() + (self.response.send_timeout or math.inf)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             sending.deadline = math.inf
         else:
-            self._sending_since = time.monotonic()
+            self.sending_since = time.monotonic()
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            self._sending_since = None
-        self._last_send = time.monotonic()
+            self.sending_since = None
+        self.last_send = time.monotonic()
 
+
+def _watchdog(response: EventStreamResponse) -> bool:
+    """Whether the watcher watches the sends (a heartbeat no longer than the send timeout), else a cancel scope
+    armed around each send does (:meth:`_Live.run_portable` only)."""
+    timeout = response.send_timeout
+    return timeout is not None and 0 < response.heartbeat <= timeout
+
+
+_EARLY = 1e-3
+"""A timer may fire this early (the event loop's clock resolution): it is on time."""
 
 _AT_ONCE = 100e-6
 """A frame pulled within this many seconds was there at once (the agent did not wait)."""
@@ -368,38 +576,20 @@ def _bare_errors() -> Iterator[None]:
 # --- the server's shutdown ------------------------------------------------------------------------
 
 
-class _ShutdownSignal:
-    """One stream's ear for the server's shutdown: when the server stops, :meth:`set` marks it fired and wakes
-    the watcher waiting under ``scope``."""
-
-    __slots__ = ("fired", "scope")
-
-    def __init__(self) -> None:
-        self.fired = False
-        self.scope: anyio.CancelScope | None = None
-
-    def set(self) -> None:
-        self.fired = True
-        if self.scope is not None:
-            self.scope.cancel()
-
-
 _POLL = 0.5
 """How often (seconds) the poller of an event loop looks whether the server is stopping."""
 
-_listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[_ShutdownSignal]] = weakref.WeakKeyDictionary()
+_listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[_Live]] = weakref.WeakKeyDictionary()
 _pollers: set[asyncio.Task[None]] = set()
 
 
-def _listen_for_shutdown(shutdown: _ShutdownSignal) -> None:
-    """Have ``shutdown`` set when the server stops (at once when it already is); starts the event loop's poller."""
+def _listen_for_shutdown(shutdown: _Live) -> None:
+    """Call ``shutdown.shutdown()`` when the server stops (at once when it already is); starts the event loop's
+    poller (asyncio)."""
     if AppStatus.should_exit:
-        shutdown.fired = True
+        shutdown.shutdown()
         return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio: only the task group's own cancellation ends the stream
-        return
+    loop = asyncio.get_running_loop()
     listeners = _listeners.get(loop)
     if listeners is None:
         _listeners[loop] = listeners = set()
@@ -409,24 +599,21 @@ def _listen_for_shutdown(shutdown: _ShutdownSignal) -> None:
     listeners.add(shutdown)
 
 
-def _forget(shutdown: _ShutdownSignal) -> None:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
+def _forget(shutdown: _Live) -> None:
+    loop = asyncio.get_running_loop()
     listeners = _listeners.get(loop)
     if listeners is not None:
         listeners.discard(shutdown)
 
 
-async def _poll(listeners: set[_ShutdownSignal]) -> None:
+async def _poll(listeners: set[_Live]) -> None:
     """Until the server is stopping, look every ``_POLL`` seconds; then tell every stream of this event loop."""
     loop = asyncio.get_running_loop()
     try:
         while not server_stopping():
             await asyncio.sleep(_POLL)
         for shutdown in list(listeners):
-            shutdown.set()
+            shutdown.shutdown()
     finally:
         if _listeners.get(loop) is listeners:
             del _listeners[loop]

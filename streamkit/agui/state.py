@@ -143,12 +143,14 @@ class _TooLarge(Exception):
 
 
 def _plain(value: Any) -> tuple[Any, bytes]:
-    """``value`` in a form orjson serializes as it is (normalized by :func:`to_json` only when needed)."""
+    """``value`` in a form orjson serializes as it is (normalized by :func:`to_json` only when needed), and its
+    JSON (a small one copied: orjson's bytes keep a buffer of at least 4 KiB, held as long as the state is)."""
     try:
-        return value, _dumps(value)
+        raw = _dumps(value)
     except TypeError:
         value = to_json(value)
-        return value, _dumps(value)
+        raw = _dumps(value)
+    return value, bytes(memoryview(raw)) if len(raw) < 4096 else raw
 
 
 def _same_number(old: _Raw, new: Any) -> bool:
