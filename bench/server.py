@@ -18,7 +18,8 @@ Routes:
   ``POST /idle/plain``: idle streams (the concurrency benchmark's ``--idle`` mode). The agent yields its run's
   start, waits ``--hold`` seconds and finishes: streamkit's AI SDK and AG-UI routes (heartbeat ``--heartbeat``),
   the AI SDK route with detached runs and with resumable runs (memory store), and the baseline, a plain
-  Starlette ``StreamingResponse`` of the AI SDK route's bytes, paced the same way.
+  Starlette ``StreamingResponse`` of the AI SDK route's bytes, paced the same way. Like ``/paced-plain``, the
+  baseline reads the request's JSON (``request.json()``, no validation): the least any chat endpoint does.
 * ``GET /health``: ``ok``.
 """
 
@@ -133,6 +134,8 @@ def app(
         yield RunFinished()
 
     async def idle_plain(request: Request) -> Response:
+        await request.json()  # a chat endpoint reads its request; the baseline does the least of that
+
         async def frames_out() -> AsyncIterator[bytes]:
             first, rest = idle_bytes
             yield first
@@ -160,6 +163,8 @@ def app(
         return StreamingResponse(frames_of(protocol), media_type="text/event-stream")
 
     async def paced_plain(request: Request) -> Response:
+        await request.json()  # a chat endpoint reads its request; the baseline does the least of that
+
         async def frames_out() -> AsyncIterator[bytes]:
             sleep = asyncio.sleep
             for frame in paced_bytes:
