@@ -273,8 +273,8 @@ class AGUIMapper(MapperBase):
         self._open_text: dict[str, str] = {}
         self._open_reasoning: dict[str, str] = {}
         self._open_tools: dict[str, Frame] = {}
-        self._tools_seen: set[str] = set()
-        self._streamed: set[str] = set()
+        self._tools_seen: dict[str, None] = {}
+        self._streamed: dict[str, None] = {}
         self._approvals: list[Frame] = []
         # The hot path for streamkit.frames.encode_frames: for a block open here and in the checker, a delta's
         # frame is this prefix + JSON(delta) + "}", and feeding it would change nothing.
@@ -530,7 +530,7 @@ class AGUIMapper(MapperBase):
             )
             if metadata is not None:
                 frame["metadata"] = metadata
-        self._tools_seen.add(event.id)
+        self._tools_seen[event.id] = None
         return frame
 
     def _tool_start(self, event: ToolCallStart) -> list[Frame]:
@@ -540,7 +540,7 @@ class AGUIMapper(MapperBase):
 
     def _tool_delta(self, event: ToolCallArgsDelta) -> list[Frame]:
         if event.id not in self._streamed:  # the first delta marks the call; later ones change nothing
-            self._streamed.add(event.id)
+            self._streamed[event.id] = None
             self._args_prefix[event.id] = b'{"type":"TOOL_CALL_ARGS","toolCallId":' + dumps(event.id) + b',"delta":'
         return [{"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": event.delta}]
 
@@ -556,7 +556,7 @@ class AGUIMapper(MapperBase):
             text = event.input if raw else json_text(event.input)
             if text:  # an empty delta sends no frame
                 out.append({"type": "TOOL_CALL_ARGS", "toolCallId": event.id, "delta": text})
-        self._streamed.discard(event.id)
+        self._streamed.pop(event.id, None)
         end: Frame = {"type": "TOOL_CALL_END", "toolCallId": event.id}
         metadata = _meta(error=event.error, providerMetadata=event.provider_metadata, toolMetadata=event.tool_metadata)
         if metadata is not None:

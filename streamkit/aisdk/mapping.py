@@ -408,13 +408,13 @@ class AISDKMapper(MapperBase):
         self._errored = False
         # For StepReset and citations (rare events, kept off the delta path):
         self._stepped = False  # a step has begun in this run
-        self._wire_step: set[str] = set()  # text, reasoning and tool call ids with a part in the wire step
-        self._discarded: set[str] = set()  # tool calls whose part the client dropped at a reset-step
+        self._wire_step: dict[str, None] = {}  # text, reasoning and tool call ids with a part in the wire step
+        self._discarded: dict[str, None] = {}  # tool calls whose part the client dropped at a reset-step
         self._state_sent = False
         self._state_clean: bytes | None = None  # the JSON of the last small state sent, when it needed no rewriting
         self._state_text = JsText(_unsafe)  # the pieces of the last large state sent
         self._state_size = 0  # the length of the last state's JSON
-        self._sources: set[str] = set()  # ids of the source parts sent
+        self._sources: dict[str, None] = {}  # ids of the source parts sent
 
     # -- the Mapper protocol -----------------------------------------------------------------------
 
@@ -604,7 +604,7 @@ class AISDKMapper(MapperBase):
             return out
         for bid in wire:
             if self._calls.pop(bid, None) is not None:
-                self._discarded.add(bid)
+                self._discarded[bid] = None
         wire.clear()
         out.append({"type": "reset-step"})
         if self._state_sent:
@@ -622,7 +622,7 @@ class AISDKMapper(MapperBase):
 
     def _text_start(self, ev: TextStart) -> list[Chunk]:
         self._text[ev.id] = None
-        self._wire_step.add(ev.id)
+        self._wire_step[ev.id] = None
         if not self._step_pending:
             self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         if ev.provider_metadata is not None:
@@ -633,7 +633,7 @@ class AISDKMapper(MapperBase):
         if ev.id in self._text:
             return [{"type": "text-delta", "id": ev.id, "delta": ev.delta}]
         self._text[ev.id] = None  # closed at a step boundary, still open for the core
-        self._wire_step.add(ev.id)
+        self._wire_step[ev.id] = None
         if not self._step_pending:
             self._text_prefix[ev.id] = _prefix("text-delta", ev.id)
         return [{"type": "text-start", "id": ev.id}, {"type": "text-delta", "id": ev.id, "delta": ev.delta}]
@@ -668,7 +668,7 @@ class AISDKMapper(MapperBase):
 
     def _reasoning_start(self, ev: ReasoningStart) -> list[Chunk]:
         self._reasoning[ev.id] = None
-        self._wire_step.add(ev.id)
+        self._wire_step[ev.id] = None
         if not self._step_pending:
             self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         if ev.provider_metadata is not None:
@@ -679,7 +679,7 @@ class AISDKMapper(MapperBase):
         if ev.id in self._reasoning:
             return [{"type": "reasoning-delta", "id": ev.id, "delta": ev.delta}]
         self._reasoning[ev.id] = None
-        self._wire_step.add(ev.id)
+        self._wire_step[ev.id] = None
         if not self._step_pending:
             self._reasoning_prefix[ev.id] = _prefix("reasoning-delta", ev.id)
         return [
@@ -716,7 +716,7 @@ class AISDKMapper(MapperBase):
         call = _Call(ev.name, ev.dynamic, ev.provider_executed, ev.title, ev.tool_metadata, ev.input_encoding == "text")
         self._calls[ev.id] = call
         self._open_inputs[ev.id] = None
-        self._wire_step.add(ev.id)
+        self._wire_step[ev.id] = None
         chunk: Chunk = {"type": "tool-input-start", "toolCallId": ev.id, "toolName": ev.name}
         if ev.input_encoding is not None and self._v6:
             chunk["inputEncoding"] = ev.input_encoding
@@ -732,7 +732,7 @@ class AISDKMapper(MapperBase):
         call = self._calls.get(ev.id)
         if call is None:
             call = self._calls[ev.id] = _Call(ev.name or "unknown", False, False, None)
-            self._wire_step.add(ev.id)
+            self._wire_step[ev.id] = None
         if ev.tool_metadata is not None:
             call.metadata = ev.tool_metadata
         self._open_inputs.pop(ev.id, None)
@@ -918,7 +918,7 @@ class AISDKMapper(MapperBase):
         return [chunk]
 
     def _source(self, ev: Source) -> list[Chunk]:
-        self._sources.add(ev.id)
+        self._sources[ev.id] = None
         chunk: Chunk = {"type": "source-url" if ev.url is not None else "source-document"}
         chunk.update(_source_fields(ev))
         return [chunk]

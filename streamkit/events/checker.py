@@ -113,11 +113,11 @@ class SequenceChecker:
         self._text: dict[str, None] = {}
         self._reasoning: dict[str, None] = {}
         self._tools_open: dict[str, str] = {}
-        self._tools_ended: set[str] = set(known_tool_calls)
+        self._tools_ended: dict[str, None] = dict.fromkeys(known_tool_calls)
         self._tool_names: dict[str, str] = {}
-        self._results: set[str] = set()
-        self._approvals: set[str] = set(known_approvals)
-        self._discarded: set[str] = set()
+        self._results: dict[str, None] = {}
+        self._approvals: dict[str, None] = dict.fromkeys(known_approvals)
+        self._discarded: dict[str, None] = {}
         self._steps: dict[str, None] = {}
         self._kind: dict[str, str] = {}
         self._alias: dict[tuple[str, str], str] = {}
@@ -228,7 +228,7 @@ class SequenceChecker:
         out += [ReasoningEnd(id=i) for i in self._reasoning]
         for i in self._tools_open:
             out.append(ToolCallEnd(id=i))
-            self._tools_ended.add(i)
+            self._tools_ended[i] = None
         out += [StepFinished(name=n) for n in self._steps]
         self._text.clear()
         self._reasoning.clear()
@@ -279,8 +279,8 @@ class SequenceChecker:
         if self._text or self._reasoning or self._tools_open:
             logger.debug("StepReset discards open blocks: %s", self.open_blocks)
         for i in self._tools_open:
-            self._tools_ended.add(i)
-            self._discarded.add(i)
+            self._tools_ended[i] = None
+            self._discarded[i] = None
         self._text.clear()
         self._reasoning.clear()
         self._tools_open.clear()
@@ -388,7 +388,7 @@ class SequenceChecker:
         bid = self._resolve("tool-call", event.id)
         if bid in self._tools_open:
             del self._tools_open[bid]
-            self._tools_ended.add(bid)
+            self._tools_ended[bid] = None
             return [event if bid == event.id else event.model_copy(update={"id": bid})]
         if bid in self._tools_ended:
             return self._reject(event, f"tool call {event.id!r} has already ended")
@@ -397,7 +397,7 @@ class SequenceChecker:
         bid2 = self._claim(event, "tool-call", event.id)
         if bid2 is None:
             return []
-        self._tools_ended.add(bid2)
+        self._tools_ended[bid2] = None
         self._tool_names[bid2] = event.name
         if bid2 != event.id:
             self._alias[("tool-call", event.id)] = bid2
@@ -413,7 +413,7 @@ class SequenceChecker:
                 raise ProtocolError(event, f"result for tool call {event.id!r} whose input is still open")
             logger.info("closed tool call %r before its result", bid)
             del self._tools_open[bid]
-            self._tools_ended.add(bid)
+            self._tools_ended[bid] = None
             out.append(ToolCallEnd(id=bid))
         elif bid not in self._tools_ended:
             return self._reject(event, f"result for an unknown tool call {event.id!r}")
@@ -422,7 +422,7 @@ class SequenceChecker:
         if bid in self._results:
             return self._reject(event, f"tool call {event.id!r} already has its final result")
         if not event.preliminary:
-            self._results.add(bid)
+            self._results[bid] = None
         out.append(event if bid == event.id else event.model_copy(update={"id": bid}))
         return out
 
@@ -434,7 +434,7 @@ class SequenceChecker:
             if self.strict:
                 raise ProtocolError(event, f"approval for tool call {event.tool_call_id!r} whose input is open")
             del self._tools_open[bid]
-            self._tools_ended.add(bid)
+            self._tools_ended[bid] = None
             out.append(ToolCallEnd(id=bid))
         elif bid not in self._tools_ended:
             return self._reject(event, f"approval request for an unknown tool call {event.tool_call_id!r}")
@@ -442,7 +442,7 @@ class SequenceChecker:
             return self._reject(event, f"approval request for tool call {event.tool_call_id!r}, discarded by StepReset")
         if event.id in self._approvals:
             return self._reject(event, f"approval id {event.id!r} is already used")
-        self._approvals.add(event.id)
+        self._approvals[event.id] = None
         out.append(event if bid == event.tool_call_id else event.model_copy(update={"tool_call_id": bid}))
         return out
 
