@@ -381,7 +381,7 @@ async def test_the_writer_stops_a_producer_when_an_append_fails(make: Factory) -
         while True:
             produced += 1
             await asyncio.sleep(0.001)
-            yield b"x" * 30
+            yield b"x" * 28 + b"\n\n"
 
     with pytest.raises(RunTooLarge):
         await asyncio.wait_for(writer.write_all(produce()), 5)
@@ -459,3 +459,21 @@ async def test_redis_finished_run_resumes_at_its_end_at_once(redis_url: str) -> 
     finally:
         await store.aclose()
         await peer.aclose()
+
+
+async def test_the_writer_keeps_a_frame_in_pieces_whole(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01, max_bytes=16)
+    chunks = [b"data: 1\n\n", b"data: a", b"b" * 40, b"c\n\n", b"data: 2\n\n"]
+
+    async def produce() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            await asyncio.sleep(0.02)  # an interval flush could fall between the pieces
+            yield chunk
+
+    await writer.write_all(produce())
+    assert await writer.finish()
+    got = await collect(peer, "r")
+    assert b"".join(d for _, d in got) == b"".join(chunks)
+    assert all(d.endswith(b"\n\n") for _, d in got if d)  # no entry ends inside a frame
