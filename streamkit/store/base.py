@@ -231,7 +231,7 @@ class StoreWriter:
         limit = self.max_bytes
         pieces: list[bytes] = []
         async for chunk in frames:
-            if not chunk.endswith(b"\n\n") and chunk:  # inside a large frame (frame_end, inlined)
+            if chunk[-2:] != b"\n\n" and chunk:  # inside a large frame (frame_end, inlined: a slice is cheaper)
                 pieces.append(chunk)
                 continue
             if pieces:
