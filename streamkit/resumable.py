@@ -48,7 +48,7 @@ from starlette.requests import Request
 
 from .events import RunAborted
 from .events.logs import run_logger
-from .frames import SHUTDOWN_TEXT, Mapper, frame, frame_end
+from .frames import SHUTDOWN_TEXT, Mapper, frame
 from .http import HTTPError
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
 from .stringify import dumps, js_value
@@ -385,17 +385,8 @@ class Resumable:
     @staticmethod
     async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
         iterator = aiter(frames)
-        pieces: list[bytes] = []  # of a large frame: the store keeps whole frames (their ids count frames)
         try:
-            async for chunk in iterator:
-                if not frame_end(chunk):
-                    pieces.append(chunk)
-                    continue
-                if pieces:
-                    pieces.append(chunk)
-                    chunk = b"".join(pieces)
-                    pieces.clear()
-                await writer.write(chunk)
+            await writer.write_all(iterator)
         finally:
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:

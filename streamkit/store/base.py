@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
@@ -166,8 +166,8 @@ class StreamStore(Protocol):
 class StoreWriter:
     """Batches one run's frames into :meth:`StreamStore.append` calls.
 
-    :meth:`write` only buffers; a background task appends what is buffered ``interval`` seconds after the
-    first unflushed frame, or as soon as ``max_bytes`` are waiting. A writer that gets more than twice
+    :meth:`write` and :meth:`write_all` only buffer; a background task appends what is buffered ``interval``
+    seconds after the first unflushed frame, or as soon as ``max_bytes`` are waiting. A writer that gets more than twice
     ``max_bytes`` ahead of the store waits for it (back-pressure). :meth:`finish` appends what is left
     together with the closing bytes as the run's end entry.
 
@@ -209,18 +209,60 @@ class StoreWriter:
         """Buffer one frame (or a group of frames) for the next append."""
         if self._error is not None:
             raise self._error
+        if not self._buffer:
+            self._start()
         self._buffer.append(frame)
         self._size += len(frame)
+        if self._size >= self.max_bytes:
+            self._full.set()
+            if self._size >= 2 * self.max_bytes:
+                await self._room()
+
+    async def write_all(self, frames: AsyncIterable[bytes]) -> None:
+        """Write every chunk of ``frames``, in order, as :meth:`write` would (the producer's loop; ``frames`` is
+        not closed here).
+
+        A large frame that comes in several chunks (:func:`streamkit.frames.frame_end`) is written whole: an
+        entry holds whole frames, since a reader's ids count the frames of an entry.
+        """
+        # write() inlined: this loop runs once per token, and a call per token would be a few percent of the
+        # stream's whole cost. The flusher empties the buffer in place, so the list held here stays current.
+        buffer = self._buffer
+        limit = self.max_bytes
+        pieces: list[bytes] = []
+        async for chunk in frames:
+            if chunk[-2:] != b"\n\n" and chunk:  # inside a large frame (frame_end, inlined: a slice is cheaper)
+                pieces.append(chunk)
+                continue
+            if pieces:
+                pieces.append(chunk)
+                chunk = b"".join(pieces)
+                pieces.clear()
+            if self._error is not None:
+                raise self._error
+            if not buffer:
+                self._start()
+            buffer.append(chunk)
+            self._size += len(chunk)
+            if self._size >= limit:
+                self._full.set()
+                if self._size >= 2 * limit:
+                    await self._room()
+
+    def _start(self) -> None:
+        # The first frame since the last append: the interval starts now.
         if self._task is None:
             self._task = asyncio.create_task(self._flusher(), name=f"streamkit-store-writer:{self.run}")
         self._wake.set()
-        if self._size >= self.max_bytes:
-            self._full.set()
-            while self._size >= 2 * self.max_bytes and self._error is None and not self._task.done():
-                self._drained.clear()
-                await self._drained.wait()
-            if self._error is not None:
-                raise self._error
+
+    async def _room(self) -> None:
+        # Back-pressure: wait while the writer is more than twice max_bytes ahead of the store.
+        task = self._task
+        while self._size >= 2 * self.max_bytes and self._error is None and task is not None and not task.done():
+            self._drained.clear()
+            await self._drained.wait()
+        if self._error is not None:
+            raise self._error
 
     async def _flusher(self) -> None:
         try:
@@ -233,8 +275,8 @@ class StoreWriter:
                 self._full.clear()
                 if self._stopping:
                     return
-                batch = self._buffer
-                self._buffer = []
+                batch = self._buffer[:]
+                self._buffer.clear()
                 self._size = 0
                 self._drained.set()
                 if batch:
@@ -259,8 +301,8 @@ class StoreWriter:
         if self._error is not None:
             raise self._error
         if self._buffer:
-            batch = self._buffer
-            self._buffer = []
+            batch = self._buffer[:]
+            self._buffer.clear()
             self._size = 0
             await self.store.append(self.run, batch)
 
@@ -272,7 +314,7 @@ class StoreWriter:
         """
         await self._stop()
         batch = b"".join(self._buffer) if self._error is None else b""
-        self._buffer = []
+        self._buffer.clear()
         self._size = 0
         return await self.store.finish(self.run, batch + closing)
 
@@ -288,5 +330,5 @@ class StoreWriter:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        self._buffer = []
+        self._buffer.clear()
         self._size = 0

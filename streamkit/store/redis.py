@@ -1,13 +1,13 @@
 """The Redis stream store: any worker on any host can serve any reader of any run.
 
 Layout, for a run ``R`` under the key prefix ``P`` (the ``{R}`` hash tag keeps a run's keys in one cluster
-slot, so every script touches one slot):
+slot, so every script and transaction touches one slot):
 
-* ``P:run:{R}`` - a hash: ``owner``, ``chat``, ``meta`` (JSON), ``status``, ``cancel``, ``seq``,
-  ``frames``, ``bytes``;
-* ``P:frames:{R}`` - a Redis Stream; entry ``0-<seq>`` holds field ``d`` (the bytes of one batch) and, on
-  the end entry, ``end``. Explicit ids make the stream id the sequence number, so ``XREAD`` from ``0-<n>``
-  is exactly "everything after ``n``", and the sequence numbers are what the SSE ``id:`` values name;
+* ``P:run:{R}`` - a hash: ``owner``, ``chat``, ``meta`` (JSON), ``status``, ``cancel``;
+* ``P:frames:{R}`` - a Redis Stream: a header entry ``0-1`` (written at create, so the stream exists from the
+  start), then entry ``<seq>-0`` for batch ``seq`` with field ``d`` (the bytes of the batch) and, on the end
+  entry, ``end``. Explicit ids make the stream id the sequence number, so ``XREAD`` from ``<n>-1`` is exactly
+  "everything after ``n``", and the sequence numbers are what the SSE ``id:`` values name;
 * ``P:lease:{R}`` - a string that lives ``lease`` milliseconds and is renewed by the writer; its absence
   on a running run means the writer is dead;
 * ``P:chat:<chat>`` - the run key of the chat's latest run;
@@ -15,10 +15,19 @@ slot, so every script touches one slot):
   (and the keys other parts on the same Redis publish with :meth:`RedisStore.publish`, such as the dialect's
   session store, so each worker holds one subscription for all of them).
 
-Every state change is one Lua script (atomic, one round trip): appends check the status and the size
-bounds and add the entry; the end entry and the status change are written together, so a reader sees
-either a running run or its end entry, never a half-ended run. Followers block in ``XREAD BLOCK`` (no
-polling while frames flow); between entries they re-check the lease, sleeping at most until it would lapse.
+Why an append is not a Lua script, as the other state changes are: a script copies its arguments into Lua
+strings, and a batch is up to tens of KiB; Redis spends 3-4x the CPU of a plain ``XADD`` on it. An append is
+one ``MULTI`` of ``XADD NOMKSTREAM <seq>-0`` and the lease's ``SET``, and the stream id does the checking: only
+the worker that writes a run appends to it, so it counts the run's sequence number, frames and bytes itself
+(and checks the bounds before it sends), and any end entry written meanwhile (by a reader that found the lease
+lapsed, or another worker) holds the next id, so the ``XADD`` is refused (``RunClosed``); a run that expired
+has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry goes in the same way, followed in
+its ``MULTI`` by a script that changes the status only if that entry took. So a reader sees either a running
+run or its end entry, never a half-ended run.
+
+Followers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch. When one wakes
+empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until the lease
+would lapse.
 """
 
 from __future__ import annotations
@@ -28,10 +37,12 @@ import contextlib
 import contextvars
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from ..events.logs import run_logger
 from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits
@@ -42,42 +53,45 @@ logger = run_logger("streamkit.store")
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'chat', ARGV[2], 'meta', ARGV[3], 'status', 'running',
-  'cancel', '0', 'seq', '0', 'frames', '0', 'bytes', '0')
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'chat', ARGV[2], 'meta', ARGV[3], 'status', 'running', 'cancel', '0')
+redis.call('DEL', KEYS[2])
+redis.call('XADD', KEYS[2], '0-1', 'h', '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 """
 
-_APPEND = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if status ~= 'running' then return -1 end
-local size = redis.call('HINCRBY', KEYS[1], 'bytes', string.len(ARGV[1]))
-local frames = redis.call('HINCRBY', KEYS[1], 'frames', tonumber(ARGV[2]))
-if size > tonumber(ARGV[3]) or frames > tonumber(ARGV[4]) then
-  redis.call('HINCRBY', KEYS[1], 'bytes', -string.len(ARGV[1]))
-  redis.call('HINCRBY', KEYS[1], 'frames', -tonumber(ARGV[2]))
-  return -2
-end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], '0-' .. seq, 'd', ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('SET', KEYS[3], '1', 'PX', ARGV[5])
-return seq
+# After the writer's own end entry (``XADD <seq>-0 ... end 1`` in the same MULTI): take the status change only if
+# that entry is the stream's last (so the XADD took, rather than failing on an end a reader wrote first).
+_SEAL = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return false end
+if redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[1]) + 1 then return false end
+redis.call('HSET', KEYS[1], 'status', 'finished')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3])
+return redis.call('HGET', KEYS[1], 'chat')
 """
 
-# ARGV[3] == '1': only if the lease has lapsed (a reader ending a dead writer's run).
+# An end written without the writer's count (by a reader, when the lease lapsed: ARGV[3] == '1'; or by another
+# worker): the next sequence number is the stream's length (its header entry counts for the 0).
 _FINISH = """
-if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], '0-' .. seq, 'd', ARGV[1], 'end', '1')
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return false end
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return false end
+local seq = redis.call('XLEN', KEYS[2])
+redis.call('XADD', KEYS[2], seq .. '-0', 'd', ARGV[1], 'end', '1')
 redis.call('HSET', KEYS[1], 'status', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3])
-return seq
+return redis.call('HGET', KEYS[1], 'chat')
+"""
+
+# The chat pointer expires with the run, if it still names the run.
+_RELEASE_CHAT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
 """
 
 _HEARTBEAT = """
@@ -96,6 +110,15 @@ return 1
 """
 
 
+@dataclass(slots=True)
+class _Tally:
+    """What the worker writing a run counts itself: its last sequence number, frames and bytes."""
+
+    seq: int = 0
+    frames: int = 0
+    size: int = 0
+
+
 def _entries(response: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The entries of a one-stream ``XREAD`` reply (RESP2: ``[[key, entries]]``; RESP3: ``{key: [entries]}``)."""
     if not response:
@@ -107,17 +130,30 @@ def _entries(response: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     return cast(list[tuple[bytes, dict[bytes, bytes]]], response[0][1])
 
 
+def _evalsha(pipe: Any, script: AsyncScript, keys: list[str], args: list[Any]) -> None:
+    """Queue ``script`` on ``pipe`` by its digest alone (``Script(client=pipe)`` would ask the server whether it
+    has the script before every ``execute``, one more round trip)."""
+    pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+
+async def _load(script: AsyncScript) -> None:
+    script.sha = await script.registered_client.script_load(script.script)
+
+
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
 class RedisStore:
-    """A :class:`~streamkit.store.StreamStore` on Redis (5.0+; 7.0+ recommended), with the async ``redis`` client.
+    """A :class:`~streamkit.store.StreamStore` on Redis (6.2+; 7.0+ recommended), with the async ``redis`` client.
 
     ``RedisStore.from_url("redis://host:6379/0")`` or ``RedisStore(client)`` with a ``redis.asyncio.Redis``
     whose responses are not decoded. ``prefix`` namespaces the keys (several apps may share one Redis).
     ``block`` bounds, in seconds, how long a follower waits in one ``XREAD BLOCK`` before it re-checks the
     writer's lease; keep it below the client's socket timeout.
+
+    The bounds (``limits.max_bytes``, ``max_frames``) are counted by the store that appends to a run, which is
+    the one that created it; a store that appends to a run made elsewhere counts from its own first append.
     """
 
     def __init__(
@@ -137,8 +173,9 @@ class RedisStore:
         self.prefix = prefix
         self.block = block
         self._create = client.register_script(_CREATE)
-        self._append = client.register_script(_APPEND)
+        self._seal = client.register_script(_SEAL)
         self._finish = client.register_script(_FINISH)
+        self._release_chat = client.register_script(_RELEASE_CHAT)
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._cancel = client.register_script(_CANCEL)
         self._channel = f"{prefix}:cancel"
@@ -146,6 +183,7 @@ class RedisStore:
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
         self._owns_client = False
+        self._writing: dict[str, _Tally] = {}  # the runs this store appends to
         self._chat_of: dict[str, str] = {}
 
     @classmethod
@@ -192,96 +230,145 @@ class RedisStore:
         created = await self._call(self._create, self._keys(run), args)
         if not created:
             return False
+        self._writing[run] = _Tally()
         if chat is not None:
             await self.client.set(self._chat_key(chat), run, px=self._keep_ms)
             self._chat_of[run] = chat
         return True
 
+    async def _tally(self, run: str) -> _Tally:
+        """This store's count for ``run``; for a run made by another store, its sequence number from Redis."""
+        tally = self._writing.get(run)
+        if tally is None:
+            run_key, frames_key, _ = self._keys(run)
+            pipe = self._r.pipeline(transaction=True)
+            pipe.hget(run_key, "status")
+            pipe.xlen(frames_key)
+            status, length = await pipe.execute()
+            if status != b"running" or not length:
+                raise RunClosed(run, "the run has ended")
+            tally = self._writing[run] = _Tally(seq=int(length) - 1)
+        return tally
+
+    async def _add(self, run: str, seq: int, fields: dict[str, bytes], seal: list[Any] | None = None) -> list[Any]:
+        """One ``MULTI``: the entry ``<seq>-0`` (refused unless it comes next in a stream that exists), then the lease's
+        renewal, or the ``_SEAL`` script with ``seal`` as its arguments; the replies, errors included."""
+        keys = self._keys(run)
+        for _ in range(2):
+            pipe = self._r.pipeline(transaction=True)
+            pipe.xadd(keys[1], cast(Any, fields), id=f"{seq}-0", nomkstream=True)
+            if seal is None:
+                pipe.set(keys[2], b"1", px=_ms(self.limits.lease))
+            else:
+                _evalsha(pipe, self._seal, keys, seal)
+            replies = cast(list[Any], await pipe.execute(raise_on_error=False))
+            if not isinstance(replies[-1], NoScriptError):
+                break
+            await _load(self._seal)  # the server lost its scripts (a restart): again, where the XADD finds its entry
+        return replies
+
     async def append(self, run: str, frames: Sequence[bytes]) -> int:
-        """Append ``frames`` as one entry (one script call); return its sequence number."""
+        """Append ``frames`` as one entry (one ``MULTI``); return its sequence number. Renews the lease."""
         limits = self.limits
-        args = [
-            b"".join(frames),
-            len(frames),
-            limits.max_bytes,
-            limits.max_frames,
-            _ms(limits.lease),
-            self._keep_ms,
-        ]
-        seq = int(await self._call(self._append, self._keys(run), args))
-        if seq == -1:
-            raise RunClosed(run, "the run has ended")
-        if seq == -2:
+        tally = await self._tally(run)
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        if tally.size + len(data) > limits.max_bytes or tally.frames + len(frames) > limits.max_frames:
             raise RunTooLarge(run, f"the run exceeds {limits.max_bytes} bytes or {limits.max_frames} frames")
+        seq = tally.seq + 1
+        added, _ = await self._add(run, seq, {"d": data})
+        if added is None or isinstance(added, Exception):  # no stream (expired), or an end entry took the id
+            self._forget(run)
+            raise RunClosed(run, "the run has ended")
+        tally.seq = seq
+        tally.frames += len(frames)
+        tally.size += len(data)
         return seq
 
+    def _forget(self, run: str) -> None:
+        self._writing.pop(run, None)
+        self._chat_of.pop(run, None)
+
     async def _end(self, run: str, closing: bytes, *, dead: bool) -> bool:
-        status = "abandoned" if dead else "finished"
-        args = [closing, _ms(self.limits.ttl), "1" if dead else "0", status]
-        ended = bool(await self._call(self._finish, self._keys(run), args))
-        if ended:
-            self._chat_of.pop(run, None)
-            chat = await self._r.hget(self._keys(run)[0], "chat")
-            if chat:
-                chat_key = self._chat_key(chat.decode())
-                # Let the chat pointer expire with the run (if it still points at this run).
-                if await self._r.get(chat_key) == run.encode():
-                    await self.client.pexpire(chat_key, _ms(self.limits.ttl))
-            self._wake(run)
-        return ended
+        tally = None if dead else self._writing.get(run)
+        self._forget(run)
+        keys = self._keys(run)
+        if tally is not None:  # the writer's end: the data goes in an XADD, not through a script
+            _, chat = await self._add(
+                run, tally.seq + 1, {"d": closing, "end": b"1"}, [tally.seq + 1, _ms(self.limits.ttl)]
+            )
+            if isinstance(chat, Exception):
+                raise chat
+        else:
+            status = "abandoned" if dead else "finished"
+            args = [closing, _ms(self.limits.ttl), "1" if dead else "0", status]
+            chat = await self._call(self._finish, keys, args)
+        if chat is None:
+            return False
+        if chat:
+            await self._call(self._release_chat, [self._chat_key(chat.decode())], [run, _ms(self.limits.ttl)])
+        self._wake(run)
+        return True
 
     async def finish(self, run: str, closing: bytes = b"") -> bool:
         """End the run with ``closing`` as its last entry."""
         return await self._end(run, closing, dead=False)
 
     async def read(self, run: str, after: int = 0, *, dead: bytes = b"") -> AsyncIterator[tuple[int, bytes]]:
-        """Replay with ``XREAD`` from ``0-<after>``, then follow with ``XREAD BLOCK``."""
+        """Replay with ``XREAD`` after ``<after>-1``, then follow with ``XREAD BLOCK``."""
         run_key, frames_key, lease_key = self._keys(run)
         last = max(after, 0)
         client = self._r
         block_ms = _ms(self.block)
-        wait_ms = 0  # replay first without blocking
+        follow = 0  # > 0: block up to this many ms in the next read (the lease was seen alive)
         while True:
-            if wait_ms:
-                response = await client.xread({frames_key: f"0-{last}"}, count=1024, block=wait_ms)
+            if follow:
+                entries = _entries(await client.xread({frames_key: f"{last}-1"}, count=1024, block=follow))
+                if not entries:
+                    follow = 0
+                    continue
+                follow = block_ms  # entries came after the reader caught up: appends, each renewing the lease
             else:
-                response = await client.xread({frames_key: f"0-{last}"}, count=1024)
-            entries = _entries(response)
+                pipe = client.pipeline(transaction=True)
+                pipe.xread({frames_key: f"{last}-1"}, count=1024)
+                pipe.hget(run_key, "status")
+                pipe.pttl(lease_key)
+                response, status, lease_ms = await pipe.execute()
+                entries = _entries(response)
+                if status != b"running":
+                    follow = 0
+                    if not entries:  # unknown, expired, or ended with nothing more to read
+                        return
+                elif lease_ms < 0:  # -2: no lease key: the writer stopped renewing it
+                    if not entries:
+                        await self._end(run, dead, dead=True)
+                        continue
+                    follow = 0
+                else:
+                    follow = min(block_ms, int(lease_ms) + 1)
             for entry_id, fields in entries:
-                last = int(entry_id.rsplit(b"-", 1)[1])
+                last = int(entry_id.split(b"-", 1)[0])
                 yield last, fields.get(b"d", b"")
                 if b"end" in fields:
                     return
-            if entries:
-                wait_ms = 0
-                continue
-            pipe = client.pipeline(transaction=False)
-            pipe.hget(run_key, "status")
-            pipe.pttl(lease_key)
-            status, lease_ms = await pipe.execute()
-            if status != b"running":
-                # Unknown, expired, or ended since the read above: take what the end added, then stop.
-                for entry_id, fields in _entries(await client.xread({frames_key: f"0-{last}"})):
-                    yield int(entry_id.rsplit(b"-", 1)[1]), fields.get(b"d", b"")
-                return
-            if lease_ms < 0:  # -2: no lease key: the writer stopped renewing it
-                await self._end(run, dead, dead=True)
-                continue
-            wait_ms = min(block_ms, int(lease_ms) + 1)
 
     async def heartbeat(self, run: str) -> Lease:
-        """Renew the lease (and the keys' safety expiry) in one script call."""
+        """Renew the lease (and the keys' safety expiry, and the chat pointer's) in one round trip."""
         args = [_ms(self.limits.lease), self._keep_ms]
         chat = self._chat_of.get(run)
         if chat is None:
             result = await self._call(self._heartbeat, self._keys(run), args)
         else:
-            pipe = self.client.pipeline(transaction=False)
-            await self._heartbeat(keys=self._keys(run), args=args, client=pipe)
+            pipe = self._r.pipeline(transaction=False)
+            _evalsha(pipe, self._heartbeat, self._keys(run), args)
             pipe.pexpire(self._chat_key(chat), self._keep_ms)
-            result, _ = await pipe.execute()
+            result, _ = await pipe.execute(raise_on_error=False)
+            if isinstance(result, NoScriptError):
+                await _load(self._heartbeat)
+                result = await self._call(self._heartbeat, self._keys(run), args)
+            elif isinstance(result, Exception):
+                raise result
         if result == b"lost":
-            self._chat_of.pop(run, None)
+            self._forget(run)
         return cast(Lease, result.decode() if isinstance(result, bytes) else result)
 
     async def cancel(self, run: str) -> bool:
@@ -378,8 +465,12 @@ class RedisStore:
                     await pubsub.aclose()
 
     async def info(self, run: str) -> RunInfo | None:
-        """The run's hash, decoded."""
-        raw = await self._r.hgetall(self._keys(run)[0])
+        """The run's hash, decoded, and its sequence number (the stream's length, less the header entry)."""
+        run_key, frames_key, _ = self._keys(run)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hgetall(run_key)
+        pipe.xlen(frames_key)
+        raw, length = await pipe.execute()
         if not raw:
             return None
         fields = {k.decode(): v.decode() for k, v in raw.items()}
@@ -390,7 +481,7 @@ class RedisStore:
             chat=fields.get("chat") or None,
             status=cast(Any, status),
             cancelled=fields.get("cancel") == "1",
-            seq=int(fields.get("seq", "0")),
+            seq=max(int(length) - 1, 0),
             meta=json.loads(fields.get("meta") or "{}"),
         )
 

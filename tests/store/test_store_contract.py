@@ -348,3 +348,132 @@ def test_any_bytes_round_trip_in_order(
             await store.aclose()
 
     asyncio.run(body())
+
+
+async def test_the_writer_writes_a_producer_in_order_with_back_pressure(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01, max_bytes=64)
+    frames = [f"data: {i}\n\n".encode() for i in range(300)]
+
+    async def produce() -> AsyncIterator[bytes]:
+        for i, f in enumerate(frames):
+            if i % 50 == 0:
+                await asyncio.sleep(0.02)  # an interval flush between bursts
+            yield f
+
+    await writer.write_all(produce())
+    assert await writer.finish(b"data: end\n\n")
+    got = await collect(peer, "r")
+    assert b"".join(d for _, d in got) == b"".join(frames) + b"data: end\n\n"
+    assert [s for s, _ in got] == list(range(1, len(got) + 1))
+    assert len(got) > 5  # size- and time-triggered appends, not one
+
+
+async def test_the_writer_stops_a_producer_when_an_append_fails(make: Factory) -> None:
+    store, _ = make(max_bytes=100)
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01, max_bytes=40)
+    produced = 0
+
+    async def produce() -> AsyncIterator[bytes]:
+        nonlocal produced
+        while True:
+            produced += 1
+            await asyncio.sleep(0.001)
+            yield b"x" * 28 + b"\n\n"
+
+    with pytest.raises(RunTooLarge):
+        await asyncio.wait_for(writer.write_all(produce()), 5)
+    assert produced < 50
+    assert isinstance(writer.error, RunTooLarge)
+
+
+async def _redis_pair(redis_url: str) -> tuple[RedisStore, RedisStore]:
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    return RedisStore.from_url(redis_url, prefix=prefix), RedisStore.from_url(redis_url, prefix=prefix)
+
+
+async def test_redis_appends_refuse_a_run_whose_keys_are_gone(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o")
+        await store.append("r", [b"a"])
+        await store.client.delete(*store._keys("r"))  # expired while the writer was stalled
+        with pytest.raises(RunClosed):
+            await store.append("r", [b"b"])
+        assert await store.client.exists(*store._keys("r")[:2]) == 0  # no stream made again (a lease key lapses)
+        assert await peer.info("r") is None
+        assert not await store.finish("r", b"end")
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_writer_loses_to_an_end_written_meanwhile(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o", chat="c")
+        await store.append("r", [b"a"])
+        assert await peer.finish("r", b"ended elsewhere")
+        assert not await store.finish("r", b"the writer's end")  # its end entry takes no id, changes no status
+        assert await collect(peer, "r") == [(1, b"a"), (2, b"ended elsewhere")]
+        info = await peer.info("r")
+        assert info is not None and (info.status, info.seq) == ("finished", 2)
+        assert await peer.active("c") is None
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_store_survives_a_server_that_lost_its_scripts(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o", chat="c")
+        await store.append("r", [b"a"])
+        await store.client.script_flush()  # as after a restart
+        assert await store.heartbeat("r") == "held"
+        await store.client.script_flush()
+        await store.append("r", [b"b"])
+        assert await store.finish("r", b"z")
+        assert await collect(peer, "r") == [(1, b"a"), (2, b"b"), (3, b"z")]
+        info = await peer.info("r")
+        assert info is not None and info.status == "finished"
+        ttl = await store.client.pttl(store._keys("r")[0])
+        assert 0 < ttl <= store.limits.ttl * 1000  # kept for the retention, then forgotten
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_finished_run_resumes_at_its_end_at_once(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o")
+        await store.append("r", [b"a"])
+        assert await store.finish("r", b"z")
+        start = time.monotonic()
+        assert await collect(peer, "r", 2) == []
+        assert await collect(peer, "r", 1) == [(2, b"z")]
+        assert time.monotonic() - start < 0.5  # no blocking read on a run that has ended
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_the_writer_keeps_a_frame_in_pieces_whole(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01, max_bytes=16)
+    chunks = [b"data: 1\n\n", b"data: a", b"b" * 40, b"c\n\n", b"data: 2\n\n"]
+
+    async def produce() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            await asyncio.sleep(0.02)  # an interval flush could fall between the pieces
+            yield chunk
+
+    await writer.write_all(produce())
+    assert await writer.finish()
+    got = await collect(peer, "r")
+    assert b"".join(d for _, d in got) == b"".join(chunks)
+    assert all(d.endswith(b"\n\n") for _, d in got if d)  # no entry ends inside a frame
