@@ -321,7 +321,7 @@ def comparable(status: dict[str, Any]) -> dict[str, Any]:
 async def replay(url: str, ops: list[tuple[Any, ...]]) -> None:
     memory = dsh.Sessions(max_agents=10**6, max_bytes=10**12, **BOUNDS)
     store = RedisStore.from_url(url, prefix=f"p{uuid.uuid4().hex[:10]}")
-    redis = RedisSessions(store, ttl=60, **BOUNDS)
+    redis = RedisSessions(store, ttl=600, lease=3600, **BOUNDS)  # no lease lapses however slow the machine
     open_runs: list[tuple[dsh.Run, dsh.Run]] = []
     try:
         for step, op in enumerate(ops):
