@@ -123,7 +123,7 @@ def _ratio_rows(cases: dict[str, Case]) -> list[list[str]]:
     sk = cases.get("sk")
     rows = []
     for case in cases.values():
-        ratio = f"{case.median / sk.median * (sk.frames / case.frames):.2f}x" if sk is not None else "-"
+        ratio = f"{case.best / sk.best * (sk.frames / case.frames):.2f}x" if sk is not None else "-"
         rows.append(
             [
                 case.name,
@@ -138,7 +138,8 @@ def _ratio_rows(cases: dict[str, Case]) -> list[list[str]]:
 
 
 def run(repeat: int = 21, protocols: Iterable[str] = ("aisdk", "agui"), progress: bool = True) -> EncodeReport:
-    """Run the encode benchmark: ``repeat`` timed runs of W per implementation, median reported."""
+    """Run the encode benchmark: ``repeat`` timed runs of W per implementation, round-robin; the tables give
+    the median and the fastest sample, the targets compare the fastest samples."""
     w = workload()
     out: list[str] = []
     targets: list[Target] = []
@@ -157,10 +158,12 @@ def run(repeat: int = 21, protocols: Iterable[str] = ("aisdk", "agui"), progress
             problem = _same_frames(cases[key].name, cases[key].output, floor.output)
             if problem:
                 problems.append(f"[{protocol}] {problem}")
-        out.append(f"### Encode: W as {title} ({floor.frames} frames, median of {repeat} runs)\n")
+        out.append(
+            f"### Encode: W as {title} ({floor.frames} frames, {repeat} runs each: the median and the fastest)\n"
+        )
         out.append(
             table(
-                ["implementation", "frames", "µs/frame", "best µs/frame", "frames/s", "time vs streamkit"],
+                ["implementation", "frames", "µs/frame", "best µs/frame", "frames/s", "best time vs streamkit"],
                 _ratio_rows(cases),
             )
         )
@@ -171,8 +174,23 @@ def run(repeat: int = 21, protocols: Iterable[str] = ("aisdk", "agui"), progress
     return EncodeReport("\n".join(out), targets + dialect.targets, problems + dialect.problems)
 
 
+FLOOR_TARGET = 1.2
+"""streamkit's map + encode of W at most this many times the orjson floor's time."""
+
+AGUI_PROTOCOL_TARGET = 10.0
+"""streamkit's map + encode at least this many times faster than ``ag-ui-protocol``'s encoder alone."""
+
+AGUI_CONSTRUCT_TARGET = 4.0
+"""streamkit's construct + map + encode at least this many times faster than ``ag-ui-protocol``'s."""
+
+PYDANTIC_AI_TARGET = 15.0
+"""streamkit's map + encode at least this many times faster than pydantic-ai's adapter."""
+
+
 def _per_frame(case: Case) -> float:
-    return case.median / case.frames
+    """The fastest sample's seconds per frame (the targets compare the fastest samples: on a shared machine
+    the slower ones measure the other processes)."""
+    return case.best / case.frames
 
 
 def _targets(protocol: str, title: str, cases: dict[str, Case]) -> list[Target]:
@@ -183,25 +201,42 @@ def _targets(protocol: str, title: str, cases: dict[str, Case]) -> list[Target]:
     f = cases["floor"]
     r = _per_frame(sk) / _per_frame(f)
     targets.append(
-        Target(f"{title}: map + encode vs the orjson floor", f"{r:.2f}x the floor's time", "<= 1.60x", r <= 1.6)
+        Target(
+            f"{title}: map + encode vs the orjson floor (fastest samples)",
+            f"{r:.2f}x the floor's time",
+            f"<= {FLOOR_TARGET:.2f}x",
+            r <= FLOOR_TARGET,
+        )
     )
     if "agui_enc" in cases:
         r = _per_frame(cases["agui_enc"]) / _per_frame(sk)
         targets.append(
-            Target(f"{title}: map + encode vs ag-ui-protocol EventEncoder alone", f"{r:.1f}x faster", ">= 8x", r >= 8)
+            Target(
+                f"{title}: map + encode vs ag-ui-protocol EventEncoder alone (fastest samples)",
+                f"{r:.1f}x faster",
+                f">= {AGUI_PROTOCOL_TARGET:g}x",
+                r >= AGUI_PROTOCOL_TARGET,
+            )
         )
         r = _per_frame(cases["agui_construct"]) / _per_frame(cases["sk_construct"])
         targets.append(
             Target(
-                f"{title}: construct + map + encode vs ag-ui-protocol construct + encode",
+                f"{title}: construct + map + encode vs ag-ui-protocol construct + encode (fastest samples)",
                 f"{r:.1f}x faster",
-                ">= 4x",
-                r >= 4,
+                f">= {AGUI_CONSTRUCT_TARGET:g}x",
+                r >= AGUI_CONSTRUCT_TARGET,
             )
         )
     if "pai" in cases:
         r = _per_frame(cases["pai"]) / _per_frame(sk)
-        targets.append(Target(f"{title}: map + encode vs pydantic-ai's adapter", f"{r:.1f}x faster", ">= 12x", r >= 12))
+        targets.append(
+            Target(
+                f"{title}: map + encode vs pydantic-ai's adapter (fastest samples)",
+                f"{r:.1f}x faster",
+                f">= {PYDANTIC_AI_TARGET:g}x",
+                r >= PYDANTIC_AI_TARGET,
+            )
+        )
     return targets
 
 

@@ -307,8 +307,11 @@ async def _drain_async(
             async for event in iterator:
                 # The fields of a pydantic model live in its __dict__; reading them there is faster.
                 fields = event.__dict__
-                prefixes = live.get(fields["type"])
-                if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+                try:
+                    prefix = live[fields["type"]][fields["id"]]
+                except KeyError:  # not a delta of a block on the hot path
+                    prefix = None
+                if prefix is not None:
                     delta = fields["delta"]
                     if not delta:
                         continue  # an empty delta sends no frame
@@ -368,8 +371,11 @@ async def _drain_ready(
     try:
         for event in events:
             fields = event.__dict__
-            prefixes = live.get(fields["type"])
-            if prefixes is not None and (prefix := prefixes.get(fields["id"])) is not None:
+            try:
+                prefix = live[fields["type"]][fields["id"]]
+            except KeyError:  # not a delta of a block on the hot path
+                prefix = None
+            if prefix is not None:
                 delta = fields["delta"]
                 if not delta:
                     continue  # an empty delta sends no frame
