@@ -72,26 +72,39 @@ def breathe() -> None:
 def large(value: Any, nodes: int = 2048, chars: int = 262144) -> bool:
     """Whether ``value`` holds more than ``nodes`` JSON values or ``chars`` characters of strings (a bounded
     look, stopping as soon as it knows): work on it belongs off the event loop."""
+    # It runs on the loop for every event that can carry a payload, so it is written for speed: the strings
+    # and numbers of a container are counted where the container is met, only containers go on the stack.
     stack = [value]
     count = size = 0
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is str:
-            size += len(item)
-        elif kind is dict:
+        if kind is dict:
             count += len(item)
-            if count > nodes:
-                return True
-            size += sum(map(len, item)) if all(type(k) is str for k in item) else len(item)
-            stack += item.values()
+            try:
+                size += sum(map(len, item))
+            except TypeError:  # a key that is not a string
+                size += len(item)
+            children: Any = item.values()
         elif kind is list or kind is tuple:
             count += len(item)
-            if count > nodes:
-                return True
-            stack += item
+            children = item
+        elif kind is str:
+            size += len(item)
+            children = ()
         elif isinstance(item, BaseModel):
             stack.append(item.__dict__)
+            continue
+        else:
+            continue
+        if count > nodes:
+            return True
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                size += len(child)
+            elif not (kind is int or kind is float or kind is bool or child is None):
+                stack.append(child)
         if size > chars:
             return True
     return False
