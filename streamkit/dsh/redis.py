@@ -27,7 +27,6 @@ conversation first), and both keys expire ``ttl`` seconds after the principal's 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -265,8 +264,7 @@ class RedisSessions:
         watched = self._watches.pop(run.run_id, None)
         if watched is not None:
             watched[1].cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watched[1]
+            await asyncio.wait([watched[1]])  # its end, whatever it was; a cancel of this call still stops it
         args: list[Any] = [run.agent_id, run.run_id]
         if history is None:
             args += ["0", "", 0, 0]
@@ -317,9 +315,8 @@ class RedisSessions:
         self._watches.clear()
         for task in watches:
             task.cancel()
-        for task in watches:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if watches:
+            await asyncio.wait(watches)  # their ends, whatever they were; a cancel of this call still stops it
         if self._owns_store:
             await self.store.aclose()
 
