@@ -9,7 +9,6 @@ worker. :mod:`streamkit.testing` checks any stream as the real clients read it (
 command line) and helps test an agent.
 """
 
-
 from ._version import __version__
 from .serve import StreamOptions
 

@@ -138,4 +138,3 @@ LARGE_STATE = 262144
 def heavy(event: ChatEvent) -> bool:
     """Whether ``event`` carries a :func:`large` payload."""
     return event.type in PAYLOAD_EVENTS and large(event.__dict__)
-

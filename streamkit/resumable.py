@@ -51,6 +51,7 @@ from .events.logs import run_logger
 from .frames import SHUTDOWN_TEXT, Mapper, frame
 from .http import HTTPError
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
+from .store.base import raise_if_cancelled
 from .stringify import dumps, js_value
 
 __all__ = [
@@ -340,7 +341,7 @@ class Resumable:
             raise
         try:
             if pump.done():
-                watch.cancel()
+                await _cancel(watch)  # awaited: no heartbeat may still be under way when the store is closed
                 error = pump.exception()
                 if error is None:
                     await writer.finish()
@@ -396,6 +397,7 @@ class Resumable:
         # Renews the lease and hears a cancel; a store call that fails ends the watch with its error.
         store = self.store
         while True:
+            raise_if_cancelled()
             if await store.wait_cancel(run, self.heartbeat):
                 return "cancelled"
             lease = await store.heartbeat(run)

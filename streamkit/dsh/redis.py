@@ -38,6 +38,7 @@ from ..events import Message
 from ..events.logs import run_logger
 from ..http import HTTPError
 from ..resumable import principal_key
+from ..store.base import raise_if_cancelled
 from ..store.redis import RedisStore
 from .sessions import Run, bounded, idle_status
 
@@ -339,6 +340,7 @@ class RedisSessions:
         failing = False
         interval = self.lease / 4
         while True:
+            raise_if_cancelled()
             try:
                 published = await self.store.wait_published(self._signal(run.run_id), interval, check=beat)
             except Exception as exc:

@@ -41,6 +41,31 @@ Lease: TypeAlias = Literal["held", "cancelled", "lost"]
 """What a heartbeat learns: the lease is renewed (``held``), renewed but the run was asked to stop
 (``cancelled``), or the run has ended or is gone (``lost``: the writer must stop)."""
 
+
+async def wait_set(event: asyncio.Event, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``event``; whether it is set.
+
+    Not ``asyncio.wait_for``: on Python 3.11 that returns normally when it is cancelled in the same step as the
+    event is set, so a task stopped at that moment runs on (a heartbeat that never ends)."""
+    if event.is_set():
+        return True
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await event.wait()
+    return event.is_set()
+
+
+def raise_if_cancelled() -> None:
+    """Raise ``CancelledError`` if this task has been asked to stop.
+
+    For the loops of the store's own tasks (heartbeats, flushers, listeners), called once a turn: a library that
+    swallows a cancel (``asyncio.wait_for`` on Python 3.11, inside the Redis client's calls too) leaves the
+    request counted on the task, and this turns it back into the stop it was."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 RunStatus: TypeAlias = Literal["running", "finished", "abandoned"]
 
 
@@ -267,10 +292,10 @@ class StoreWriter:
     async def _flusher(self) -> None:
         try:
             while True:
+                raise_if_cancelled()
                 await self._wake.wait()
                 if not self._full.is_set() and not self._stopping:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._full.wait(), self.interval)
+                    await wait_set(self._full, self.interval)
                 self._wake.clear()
                 self._full.clear()
                 if self._stopping:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .base import Lease, RunClosed, RunInfo, RunStatus, RunTooLarge, StoreLimits
+from .base import Lease, RunClosed, RunInfo, RunStatus, RunTooLarge, StoreLimits, wait_set
 
 __all__ = ["MemoryStore"]
 
@@ -136,8 +135,7 @@ class MemoryStore:
                 self._end(run, entry, dead, "abandoned")
                 continue
             changed = entry.changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), wait)
+            await wait_set(changed, wait)
 
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease."""
@@ -161,9 +159,7 @@ class MemoryStore:
         entry = self._get(run)
         if entry is None:
             return False
-        if not entry.cancel_event.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(entry.cancel_event.wait(), timeout)
+        await wait_set(entry.cancel_event, timeout)
         return entry.cancelled
 
     async def info(self, run: str) -> RunInfo | None:

@@ -45,7 +45,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 from ..events.logs import run_logger
-from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits
+from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits, raise_if_cancelled, wait_set
 
 __all__ = ["RedisStore"]
 
@@ -384,9 +384,7 @@ class RedisStore:
         with self._waiter(run) as event:
             if await self.client.hget(self._keys(run)[0], "cancel") == b"1":
                 return True
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout)
-            return event.is_set() and await self.client.hget(self._keys(run)[0], "cancel") == b"1"
+            return await wait_set(event, timeout) and await self.client.hget(self._keys(run)[0], "cancel") == b"1"
 
     async def publish(self, key: str) -> None:
         """Name ``key`` on the store's cancel channel: every :meth:`wait_published` for it, on any worker, wakes.
@@ -406,9 +404,7 @@ class RedisStore:
         with self._waiter(key) as event:
             if check is not None and await check():
                 return True
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout)
-            return event.is_set()
+            return await wait_set(event, timeout)
 
     @contextlib.contextmanager
     def _waiter(self, key: str) -> Iterator[asyncio.Event]:
@@ -433,14 +429,14 @@ class RedisStore:
                 self._listen_loop(), name="streamkit-store-cancel-listener", context=contextvars.Context()
             )
         assert self._subscribed is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._subscribed.wait(), 5)
+        await wait_set(self._subscribed, 5)
 
     async def _listen_loop(self) -> None:
         # One subscription per store (per worker) serves every run it writes. While Redis is away it is retried
         # quietly, with a growing pause: one line when it is lost, one when it is back.
         pause = 0.0
         while True:
+            raise_if_cancelled()
             pubsub = self._r.pubsub()
             try:
                 await pubsub.subscribe(self._channel)
