@@ -24,12 +24,21 @@ class _Run:
     frames: int = 0
     size: int = 0
     expires: float = float("inf")
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    cancel_event: asyncio.Event = field(default_factory=asyncio.Event)
+    # Made by the first one to wait on them and dropped once set: a run nobody waits on, and an ended run
+    # (kept for its ttl), holds no event.
+    changed: asyncio.Event | None = None
+    cancel_event: asyncio.Event | None = None
 
     def notify(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+    def change(self) -> asyncio.Event:
+        """The event the next :meth:`notify` sets."""
+        if self.changed is None:
+            self.changed = asyncio.Event()
+        return self.changed
 
 
 class MemoryStore:
@@ -73,7 +82,9 @@ class MemoryStore:
         entry.entries.append(closing)
         entry.status = status
         entry.expires = time.monotonic() + self.limits.ttl
-        entry.cancel_event.set()
+        if entry.cancel_event is not None:
+            entry.cancel_event.set()
+            entry.cancel_event = None
         entry.notify()
 
     # -- StreamStore ---------------------------------------------------------------------------------
@@ -134,8 +145,7 @@ class MemoryStore:
             if wait <= 0:
                 self._end(run, entry, dead, "abandoned")
                 continue
-            changed = entry.changed
-            await wait_set(changed, wait)
+            await wait_set(entry.change(), wait)
 
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease."""
@@ -151,7 +161,8 @@ class MemoryStore:
         if entry is None or entry.status != "running":
             return False
         entry.cancelled = True
-        entry.cancel_event.set()
+        if entry.cancel_event is not None:
+            entry.cancel_event.set()
         return True
 
     async def wait_cancel(self, run: str, timeout: float) -> bool:
@@ -159,7 +170,10 @@ class MemoryStore:
         entry = self._get(run)
         if entry is None:
             return False
-        await wait_set(entry.cancel_event, timeout)
+        if not entry.cancelled and entry.status == "running":
+            if entry.cancel_event is None:
+                entry.cancel_event = asyncio.Event()
+            await wait_set(entry.cancel_event, timeout)
         return entry.cancelled
 
     async def info(self, run: str) -> RunInfo | None:
