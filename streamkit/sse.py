@@ -498,16 +498,24 @@ class _Live:
         coalesce = response.max_batch_bytes > 0 and _on_asyncio()
         frames = aiter(response.body_iterator)
         ready = 0  # frames in a row that were there at once
+        monotonic = time.monotonic
+        pulled = monotonic()
         while True:
-            pulled = time.monotonic()
             try:
                 chunk = await anext(frames)
             except StopAsyncIteration:
                 return
-            got = time.monotonic()
+            got = monotonic()
             ready = ready + 1 if got - pulled < _AT_ONCE else 0
-            await self.send_body(send, chunk, sending)
-            if coalesce and (ready >= _BURST or self.last_send - got > _SLOW_SEND):
+            if sending is None:  # send_body, inlined (a call a frame): the send starts as the frame came
+                self.sending_since = got
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self.sending_since = None
+                self.last_send = pulled = monotonic()
+            else:
+                await self.send_body(send, chunk, sending)
+                pulled = self.last_send
+            if coalesce and (ready >= _BURST or pulled - got > _SLOW_SEND):
                 break
         pipe = _Pipe(response.max_batch_bytes)
         producer = asyncio.get_running_loop().create_task(pipe.fill(frames))
