@@ -112,9 +112,7 @@ class UIMessageStreamResponse(EventStreamResponse):
             heartbeat=heartbeat,
             send_timeout=send_timeout,
             on_shutdown=on_shutdown,
-        )
-        # Starlette adds a charset to text/* types; the reference server sends the bare type.
-        self.headers["content-type"] = merged["content-type"]
+        )  # the content type as given: bare, as the reference server sends it (Starlette's would add a charset)
 
 
 def mapper_for(body: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
