@@ -327,22 +327,45 @@ class Resumable:
         return run
 
     async def _drive(self, run: str, frames: AsyncIterable[bytes], endings: Endings) -> None:
+        # The frames are pumped in this task; the lease's watch runs beside it and, should it end first (a
+        # cancel, a lost lease, a failed store), stops the pump by cancelling this task. One task a run fewer
+        # than a pump of its own: a run that waits on its agent holds this task, the watch and the writer.
         writer = StoreWriter(self.store, run, interval=self.flush_interval, max_bytes=self.flush_bytes)
-        pump = asyncio.create_task(self._pump(frames, writer))
+        task = asyncio.current_task()
+        assert task is not None
+        pumping = True
+        stopped = False  # the watch ended first and cancelled the pump
+
+        def stop(_: asyncio.Task[Lease]) -> None:
+            nonlocal stopped
+            if pumping:
+                stopped = True
+                task.cancel()
+
         watch = asyncio.create_task(self._watch(run))
+        watch.add_done_callback(stop)
+        error: Exception | None = None
         try:
-            await asyncio.wait({pump, watch}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await self._pump(frames, writer)
+            except asyncio.CancelledError:
+                if not stopped or task.uncancel() > 0:
+                    raise
+            except Exception as exc:
+                error = exc
+            finally:
+                pumping = False
         except asyncio.CancelledError:
             # This worker is shutting down: end the run properly rather than leave it to the lease.
+            watch.remove_done_callback(stop)
             watch.cancel()
-            await _cancel(pump)
             with contextlib.suppress(Exception):
                 await asyncio.shield(writer.finish(endings.failed(SHUTDOWN_TEXT)))
             raise
         try:
-            if pump.done():
+            if not stopped:
+                watch.remove_done_callback(stop)
                 await _cancel(watch)  # awaited: no heartbeat may still be under way when the store is closed
-                error = pump.exception()
                 if error is None:
                     await writer.finish()
                 elif isinstance(error, RunTooLarge):
@@ -354,11 +377,9 @@ class Resumable:
                 else:
                     await self._store_failed(run, writer, endings, error)
             elif (failure := watch.exception()) is not None:
-                await _cancel(pump)
                 await self._store_failed(run, writer, endings, failure)
             else:
                 lease: Lease = watch.result()
-                await _cancel(pump)
                 if lease == "cancelled":
                     await writer.finish(endings.cancelled())
                 else:
