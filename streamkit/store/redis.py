@@ -118,7 +118,11 @@ class _Written:
 
     ``entries`` holds ``(seq, data, end)`` for consecutive sequence numbers up to ``seq``, each put here once Redis
     has it: those that some reader of this worker has yet to read (all of them until a first reader comes), within
-    the store's ``window`` bytes. ``readers`` maps each of those readers to the last sequence number it read."""
+    the store's ``window`` bytes. ``readers`` maps each of those readers to the last sequence number it read.
+
+    ``clear`` is the cancel subscription's epoch in which the run's cancel flag was last seen clear (``None``: not
+    while the subscription was up); ``heard``: a cancel was published for the run since. While the subscription
+    stays in that epoch, a cancel cannot pass unheard, so the writer's wait for one need not read the flag."""
 
     keys: list[str]
     seq: int = 0
@@ -130,6 +134,8 @@ class _Written:
     readers: dict[object, int] = field(default_factory=dict)
     followed: bool = False
     open: bool = True  # False once this store no longer appends to the run (it ended, or was lost)
+    clear: int | None = None
+    heard: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def notify(self) -> None:
@@ -239,6 +245,8 @@ class RedisStore:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
+        self._live = False  # the cancel subscription is confirmed, and not lost since
+        self._epoch = 0  # counts the subscription's losses
         self._owns_client = False
         self._writing: dict[str, _Written] = {}  # the runs this store appends to
         self._chat_of: dict[str, str] = {}
@@ -286,11 +294,11 @@ class RedisStore:
         meta_json = json.dumps(dict(meta or {}), separators=(",", ":"))
         args = [owner, chat if chat is not None else "", meta_json, _ms(self.limits.lease), self._keep_ms]
         keys = self._keys(run)
-        sent = time.monotonic()
+        sent, epoch = time.monotonic(), self._epoch if self._live else None
         created = await self._call(self._create, keys, args)
         if not created:
             return False
-        self._writing[run] = _Written(keys, renewed=sent)
+        self._writing[run] = _Written(keys, renewed=sent, clear=epoch)
         if chat is not None:
             await self.client.set(self._chat_key(chat), run, px=self._keep_ms)
             self._chat_of[run] = chat
@@ -477,7 +485,7 @@ class RedisStore:
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease (and the keys' safety expiry, and the chat pointer's) in one round trip."""
         args = [_ms(self.limits.lease), self._keep_ms]
-        sent = time.monotonic()
+        sent, epoch = time.monotonic(), self._epoch if self._live else None
         chat = self._chat_of.get(run)
         if chat is None:
             result = await self._call(self._heartbeat, self._keys(run), args)
@@ -495,6 +503,10 @@ class RedisStore:
             self._forget(run)
         elif (written := self._writing.get(run)) is not None:
             written.renewed = sent
+            if result == b"held":
+                written.clear = epoch
+            else:
+                written.heard = True
         return cast(Lease, result.decode() if isinstance(result, bytes) else result)
 
     async def cancel(self, run: str) -> bool:
@@ -505,12 +517,16 @@ class RedisStore:
         return flagged
 
     async def wait_cancel(self, run: str, timeout: float) -> bool:
-        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too."""
+        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too (before the wait
+        only if a cancel could have passed unheard, see ``_Written``)."""
         await self._listen()
+        run_key = self._keys(run)[0]
+        written = self._writing.get(run)
         with self._waiter(run) as event:
-            if await self.client.hget(self._keys(run)[0], "cancel") == b"1":
+            unheard = written is None or written.heard or not self._live or written.clear != self._epoch
+            if unheard and await self.client.hget(run_key, "cancel") == b"1":
                 return True
-            return await wait_set(event, timeout) and await self.client.hget(self._keys(run)[0], "cancel") == b"1"
+            return await wait_set(event, timeout) and await self.client.hget(run_key, "cancel") == b"1"
 
     async def publish(self, key: str) -> None:
         """Name ``key`` on the store's cancel channel: every :meth:`wait_published` for it, on any worker, wakes.
@@ -545,8 +561,16 @@ class RedisStore:
                 self._waiters.pop(key, None)
 
     def _wake(self, run: str) -> None:
+        written = self._writing.get(run)
+        if written is not None:
+            written.heard = True
         for event in self._waiters.get(run, ()):
             event.set()
+
+    def _unlive(self) -> None:
+        if self._live:
+            self._live = False
+            self._epoch += 1
 
     async def _listen(self) -> None:
         if self._listener is None or self._listener.done():
@@ -572,17 +596,22 @@ class RedisStore:
                     logger.info("the cancel subscription is back")
                     pause = 0.0
                 async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                    kind = message.get("type")
+                    if kind == "message":
                         data = message["data"]
                         self._wake(data.decode() if isinstance(data, bytes) else str(data))
+                    elif kind == "subscribe":
+                        self._live = True
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self._unlive()
                 if not pause:
                     logger.warning("the cancel subscription was lost (%s: %s); reconnecting", type(exc).__name__, exc)
                 pause = min(max(pause * 2, 0.25), 2.0)
                 await asyncio.sleep(pause)
             finally:
+                self._unlive()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 
