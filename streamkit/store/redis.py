@@ -17,17 +17,21 @@ slot, so every script and transaction touches one slot):
 
 Why an append is not a Lua script, as the other state changes are: a script copies its arguments into Lua
 strings, and a batch is up to tens of KiB; Redis spends 3-4x the CPU of a plain ``XADD`` on it. An append is
-one ``MULTI`` of ``XADD NOMKSTREAM <seq>-0`` and the lease's ``SET``, and the stream id does the checking: only
+one ``XADD NOMKSTREAM <seq>-0`` (pipelined with the lease's ``SET`` when half of the lease has passed since it
+was renewed: the run's heartbeat renews it sooner), and the stream id does the checking: only
 the worker that writes a run appends to it, so it counts the run's sequence number, frames and bytes itself
 (and checks the bounds before it sends), and any end entry written meanwhile (by a reader that found the lease
 lapsed, or another worker) holds the next id, so the ``XADD`` is refused (``RunClosed``); a run that expired
-has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry goes in the same way, followed in
-its ``MULTI`` by a script that changes the status only if that entry took. So a reader sees either a running
-run or its end entry, never a half-ended run.
+has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry goes in one ``MULTI`` of its
+``XADD`` and a script that changes the status only if that entry took. So a reader sees either a running run or
+its end entry, never a half-ended run.
 
-Followers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch. When one wakes
-empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until the lease
-would lapse.
+Followers on other workers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch.
+When one wakes empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until
+the lease would lapse. A follower on the worker writing the run (the POST response) takes each entry from that
+worker's memory once its append has returned, so it sends what Redis holds, under the same ids, without reading
+it back; it checks Redis as the others do when the run is quiet for ``block`` seconds, when an append fails, and
+when the writer stops without its end.
 """
 
 from __future__ import annotations
