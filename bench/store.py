@@ -7,7 +7,9 @@ workload W (AI SDK protocol) four ways, in one process, round-robin:
 * **memory store** - a resumable run on the in-memory store: W produced by a detached task through the
   batching writer, read back by the POST's reader;
 * **redis store** - the same on Redis (``--redis URL``, or a throwaway ``redis-server`` on a free port);
-* **redis, 2 readers** - the same plus a second live reader (a reconnect on another worker).
+* **redis, 2 readers** - the same plus a second live reader through a store of its own (a reconnect on another
+  worker: it reads Redis, where the POST's reader, on the worker producing the run, is fed from that worker's
+  memory).
 
 **Cost** is CPU time: the worker process's, plus, for the Redis cases, the redis-server's (its ``INFO cpu``
 counters, read outside the timed region), per frame of W; a store's cost counts whatever the stream does
@@ -71,20 +73,24 @@ async def direct(w: Workload) -> bytes:
 
 
 class Stored:
-    """A resumable run of W through ``store``; remembers the runs it made (their appends are counted after)."""
+    """A resumable run of W through ``store``, read by the POST's reader and by ``others`` readers on other workers
+    (each through a store of its own); remembers the runs it made (their appends are counted after)."""
 
-    def __init__(self, make_store: Callable[[], StreamStore], readers: int = 1, chats: bool = False) -> None:
+    def __init__(self, make_store: Callable[[], StreamStore], others: int = 0, chats: bool = False) -> None:
         self.make_store = make_store
-        self.readers = readers
+        self.others = others
         self.chats = chats
         self.resumable: Resumable | None = None
+        self.elsewhere: list[Resumable] = []
         self.runs: list[str] = []
 
     async def close(self) -> None:
-        """Close the store (its connections and listener)."""
-        if self.resumable is not None:
-            await self.resumable.aclose()
-            self.resumable = None
+        """Close the stores (their connections and listeners)."""
+        for r in [self.resumable, *self.elsewhere]:
+            if r is not None:
+                await r.aclose()
+        self.resumable = None
+        self.elsewhere = []
 
     async def appends(self) -> int:
         """How many store entries (round trips of the writer) the last run needed."""
@@ -95,6 +101,7 @@ class Stored:
     async def __call__(self, w: Workload) -> bytes:
         if self.resumable is None:
             self.resumable = Resumable(self.make_store())
+            self.elsewhere = [Resumable(self.make_store()) for _ in range(self.others)]
         r = self.resumable
         mapper = _mapper(w)
         frames = encode_frames(agent_events(w), mapper, trailer=DONE)
@@ -103,10 +110,12 @@ class Stored:
         run = await r.start(frames, endings, owner="bench", scope="bench", chat=chat)
         self.runs.append(run)
 
-        async def read() -> bytes:
-            return b"".join([c async for c in r.read(run, dead=DEAD, ids=False)])
+        async def read(reader: Resumable) -> bytes:
+            return b"".join([c async for c in reader.read(run, dead=DEAD, ids=False)])
 
-        outputs = await asyncio.gather(*(read() for _ in range(self.readers)))
+        outputs = await asyncio.gather(*(read(reader) for reader in [r, *self.elsewhere]))
+        while r.running:  # the run's own task ends too: what it does after its readers are done counts
+            await asyncio.sleep(0)
         assert all(o == outputs[0] for o in outputs)
         return outputs[0]
 
@@ -248,7 +257,7 @@ def run(repeat: int = 21, redis_url: str | None = None, streams: int = 50) -> St
         w = workload()
         memory = Stored(MemoryStore)
         on_redis = Stored(lambda: RedisStore.from_url(url, prefix="bench"))
-        two = Stored(lambda: RedisStore.from_url(url, prefix="bench"), readers=2)
+        two = Stored(lambda: RedisStore.from_url(url, prefix="bench"), others=1)
         cases = [
             Sampled("direct", lambda: direct(w)),
             Sampled("memory store", lambda: memory(w)),

@@ -26,6 +26,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
+from ..frames import frame_end
+
 __all__ = [
     "Lease",
     "RunClosed",
@@ -196,6 +198,9 @@ class StoreWriter:
     ``max_bytes`` ahead of the store waits for it (back-pressure). :meth:`finish` appends what is left
     together with the closing bytes as the run's end entry.
 
+    An entry holds whole frames, since a reader's ids count the frames of an entry: a large frame that comes to
+    :meth:`write_all` in several chunks waits in the buffer until its last chunk.
+
     Store I/O happens only in the background task and in :meth:`finish`, so cancelling a task blocked in
     :meth:`write` never interrupts an append half-way. An append that fails is raised by the next
     :meth:`write` (and by :meth:`finish`).
@@ -206,8 +211,10 @@ class StoreWriter:
         "_drained",
         "_error",
         "_full",
+        "_mark",
         "_size",
         "_stopping",
+        "_sure",
         "_task",
         "_wake",
         "interval",
@@ -222,7 +229,9 @@ class StoreWriter:
         self.interval = interval
         self.max_bytes = max_bytes
         self._buffer: list[bytes] = []
-        self._size = 0
+        self._size = 0  # bytes buffered since the last batch was taken
+        self._mark = max_bytes  # the size at which a write calls _over (0 after a failed append: at the next write)
+        self._sure = 0  # the buffer's first chunks known to be whole frames (those of write)
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -234,45 +243,30 @@ class StoreWriter:
         """Buffer one frame (or a group of frames) for the next append."""
         if self._error is not None:
             raise self._error
-        if not self._buffer:
+        buffer = self._buffer
+        if not buffer:
             self._start()
-        self._buffer.append(frame)
+        buffer.append(frame)
+        self._sure = len(buffer)
         self._size += len(frame)
-        if self._size >= self.max_bytes:
-            self._full.set()
-            if self._size >= 2 * self.max_bytes:
-                await self._room()
+        if self._size >= self._mark:
+            await self._over()
 
     async def write_all(self, frames: AsyncIterable[bytes]) -> None:
         """Write every chunk of ``frames``, in order, as :meth:`write` would (the producer's loop; ``frames`` is
-        not closed here).
-
-        A large frame that comes in several chunks (:func:`streamkit.frames.frame_end`) is written whole: an
-        entry holds whole frames, since a reader's ids count the frames of an entry.
-        """
+        not closed here). A chunk that does not end a frame (:func:`streamkit.frames.frame_end`) is a piece of a large
+        frame, appended together with the rest of it."""
         # write() inlined: this loop runs once per token, and a call per token would be a few percent of the
-        # stream's whole cost. The flusher empties the buffer in place, so the list held here stays current.
+        # stream's whole cost. What is not per token (a failed append, a full buffer, a frame in pieces) is left to
+        # _over and to the flusher. The flusher empties the buffer in place, so the list held here stays current.
         buffer = self._buffer
-        limit = self.max_bytes
-        pieces: list[bytes] = []
         async for chunk in frames:
-            if chunk[-2:] != b"\n\n" and chunk:  # inside a large frame (frame_end, inlined: a slice is cheaper)
-                pieces.append(chunk)
-                continue
-            if pieces:
-                pieces.append(chunk)
-                chunk = b"".join(pieces)
-                pieces.clear()
-            if self._error is not None:
-                raise self._error
             if not buffer:
                 self._start()
             buffer.append(chunk)
             self._size += len(chunk)
-            if self._size >= limit:
-                self._full.set()
-                if self._size >= 2 * limit:
-                    await self._room()
+            if self._size >= self._mark:
+                await self._over()
 
     def _start(self) -> None:
         # The first frame since the last append: the interval starts now.
@@ -280,14 +274,37 @@ class StoreWriter:
             self._task = asyncio.create_task(self._flusher(), name=f"streamkit-store-writer:{self.run}")
         self._wake.set()
 
-    async def _room(self) -> None:
-        # Back-pressure: wait while the writer is more than twice max_bytes ahead of the store.
+    async def _over(self) -> None:
+        # The buffer reached max_bytes (or an append failed): tell the flusher once, and calls stop until the buffer
+        # is twice as large, where the writer waits for the store (back-pressure).
+        if self._error is not None:
+            raise self._error
+        self._full.set()
+        limit = 2 * self.max_bytes
+        self._mark = limit
         task = self._task
-        while self._size >= 2 * self.max_bytes and self._error is None and task is not None and not task.done():
+        while self._size >= limit and self._error is None and task is not None and not task.done():
             self._drained.clear()
             await self._drained.wait()
         if self._error is not None:
             raise self._error
+
+    def _take(self) -> list[bytes]:
+        """What the buffer holds, as far as its last whole frame (the pieces of a frame after it stay)."""
+        buffer = self._buffer
+        sure = self._sure
+        self._sure = 0
+        self._size = 0
+        self._mark = self.max_bytes
+        end = len(buffer)
+        if end > sure and not frame_end(buffer[-1]):
+            end -= 1
+            while end > sure and not frame_end(buffer[end - 1]):
+                end -= 1
+            self._wake.set()  # the rest of the frame is on its way: the interval starts again
+        batch = buffer[:end]
+        del buffer[:end]
+        return batch
 
     async def _flusher(self) -> None:
         try:
@@ -300,14 +317,13 @@ class StoreWriter:
                 self._full.clear()
                 if self._stopping:
                     return
-                batch = self._buffer[:]
-                self._buffer.clear()
-                self._size = 0
+                batch = self._take()
                 self._drained.set()
                 if batch:
                     await self.store.append(self.run, batch)
         except Exception as exc:
             self._error = exc
+            self._mark = 0
             self._drained.set()
 
     async def _stop(self) -> None:
@@ -319,26 +335,28 @@ class StoreWriter:
             await asyncio.shield(task)
 
     async def flush(self) -> None:
-        """Append everything buffered now (and wait for any append in flight)."""
+        """Append everything buffered now (and wait for any append in flight); a frame still coming in pieces
+        waits for its last piece."""
         await self._stop()
         self._stopping = False
         self._task = None
         if self._error is not None:
             raise self._error
-        if self._buffer:
-            batch = self._buffer[:]
-            self._buffer.clear()
-            self._size = 0
+        batch = self._take()
+        if batch:
             await self.store.append(self.run, batch)
+        if self._buffer:
+            self._start()
 
     async def finish(self, closing: bytes = b"") -> bool:
         """End the run: what is still buffered plus ``closing`` become its end entry.
 
         Returns ``False`` if the run had already ended (then nothing is written). After a failed background
-        append (see :attr:`error`) the buffered frames are dropped and ``closing`` alone is written.
+        append (see :attr:`error`) the buffered frames are dropped and ``closing`` alone is written; so are the
+        pieces of a frame whose last piece never came.
         """
         await self._stop()
-        batch = b"".join(self._buffer) if self._error is None else b""
+        batch = b"".join(self._take()) if self._error is None else b""
         self._buffer.clear()
         self._size = 0
         return await self.store.finish(self.run, batch + closing)
@@ -357,3 +375,4 @@ class StoreWriter:
                 await task
         self._buffer.clear()
         self._size = 0
+        self._sure = 0

@@ -17,17 +17,21 @@ slot, so every script and transaction touches one slot):
 
 Why an append is not a Lua script, as the other state changes are: a script copies its arguments into Lua
 strings, and a batch is up to tens of KiB; Redis spends 3-4x the CPU of a plain ``XADD`` on it. An append is
-one ``MULTI`` of ``XADD NOMKSTREAM <seq>-0`` and the lease's ``SET``, and the stream id does the checking: only
+one ``XADD NOMKSTREAM <seq>-0`` (pipelined with the lease's ``SET`` when half of the lease has passed since it
+was renewed: the run's heartbeat renews it sooner), and the stream id does the checking: only
 the worker that writes a run appends to it, so it counts the run's sequence number, frames and bytes itself
 (and checks the bounds before it sends), and any end entry written meanwhile (by a reader that found the lease
 lapsed, or another worker) holds the next id, so the ``XADD`` is refused (``RunClosed``); a run that expired
-has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry goes in the same way, followed in
-its ``MULTI`` by a script that changes the status only if that entry took. So a reader sees either a running
-run or its end entry, never a half-ended run.
+has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry goes in one ``MULTI`` of its
+``XADD`` and a script that changes the status only if that entry took. So a reader sees either a running run or
+its end entry, never a half-ended run.
 
-Followers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch. When one wakes
-empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until the lease
-would lapse.
+Followers on other workers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch.
+When one wakes empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until
+the lease would lapse. A follower on the worker writing the run (the POST response) takes each entry from that
+worker's memory once its append has returned, so it sends what Redis holds, under the same ids, without reading
+it back; it checks Redis as the others do when the run is quiet for ``block`` seconds, when an append fails, and
+when the writer stops without its end.
 """
 
 from __future__ import annotations
@@ -36,13 +40,14 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from ..events.logs import run_logger
 from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits, raise_if_cancelled, wait_set
@@ -110,13 +115,68 @@ return 1
 """
 
 
-@dataclass(slots=True)
-class _Tally:
-    """What the worker writing a run counts itself: its last sequence number, frames and bytes."""
+@dataclass(slots=True, eq=False)
+class _Written:
+    """A run this store appends to: what it counts itself (its last sequence number, frames and bytes, and when it
+    last renewed the lease), and its latest entries, which this worker's own readers take from here.
 
+    ``entries`` holds ``(seq, data, end)`` for consecutive sequence numbers up to ``seq``, each put here once Redis
+    has it: those that some reader of this worker has yet to read (all of them until a first reader comes), within
+    the store's ``window`` bytes. ``readers`` maps each of those readers to the last sequence number it read.
+
+    ``clear`` is the cancel subscription's epoch in which the run's cancel flag was last seen clear (``None``: not
+    while the subscription was up); ``heard``: a cancel was published for the run since. While the subscription
+    stays in that epoch, a cancel cannot pass unheard, so the writer's wait for one need not read the flag."""
+
+    keys: list[str]
     seq: int = 0
     frames: int = 0
     size: int = 0
+    renewed: float = 0.0
+    entries: list[tuple[int, bytes, bool]] = field(default_factory=list)
+    kept: int = 0
+    readers: dict[object, int] = field(default_factory=dict)
+    followed: bool = False
+    open: bool = True  # False once this store no longer appends to the run (it ended, or was lost)
+    clear: int | None = None
+    heard: bool = False
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def notify(self) -> None:
+        """Wake the readers that wait for the next entry."""
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    def keep(self, seq: int, data: bytes, end: bool, window: int) -> None:
+        """Entry ``seq`` is in Redis: keep it for the readers, and drop what they all have read (the oldest first
+        past ``window`` bytes, the newest always kept)."""
+        self.seq = seq
+        entries = self.entries
+        entries.append((seq, data, end))
+        kept = self.kept + len(data)
+        readers = self.readers
+        floor = min(readers.values()) if readers else seq if self.followed else 0
+        drop, count = 0, len(entries)
+        while drop < count and (entries[drop][0] <= floor or (kept > window and drop < count - 1)):
+            kept -= len(entries[drop][1])
+            drop += 1
+        if drop:
+            del entries[:drop]
+        self.kept = kept
+        self.notify()
+
+    def after(self, last: int) -> list[tuple[int, bytes, bool]] | None:
+        """The kept entries after ``last`` (none when ``last`` is the latest); ``None`` when they do not reach back
+        to ``last``, so that Redis must be read."""
+        entries = self.entries
+        if last > self.seq:
+            return None
+        if not entries:
+            return [] if last == self.seq else None
+        first = entries[0][0]
+        if first > last + 1:
+            return None
+        return entries[last + 1 - first :]
 
 
 def _entries(response: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -152,6 +212,11 @@ class RedisStore:
     ``block`` bounds, in seconds, how long a follower waits in one ``XREAD BLOCK`` before it re-checks the
     writer's lease; keep it below the client's socket timeout.
 
+    A reader of a run that this store writes (the POST response, on the worker producing the run) is fed the
+    entries from this store's memory as each append returns, rather than reading them back from Redis; ``window``
+    bounds, in bytes, what one run keeps for such readers that lag behind (one that falls further behind reads
+    Redis until it catches up). Readers on other workers read Redis.
+
     The bounds (``limits.max_bytes``, ``max_frames``) are counted by the store that appends to a run, which is
     the one that created it; a store that appends to a run made elsewhere counts from its own first append.
     """
@@ -163,6 +228,7 @@ class RedisStore:
         limits: StoreLimits | None = None,
         prefix: str = "streamkit",
         block: float = 1.0,
+        window: int = 256 * 1024,
     ) -> None:
         r: Any = client  # the client's annotations do not narrow responses; results are checked here
         if r.get_connection_kwargs().get("decode_responses"):
@@ -172,6 +238,7 @@ class RedisStore:
         self.limits = limits or StoreLimits()
         self.prefix = prefix
         self.block = block
+        self.window = window
         self._create = client.register_script(_CREATE)
         self._seal = client.register_script(_SEAL)
         self._finish = client.register_script(_FINISH)
@@ -182,8 +249,10 @@ class RedisStore:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
+        self._live = False  # the cancel subscription is confirmed, and not lost since
+        self._epoch = 0  # counts the subscription's losses
         self._owns_client = False
-        self._writing: dict[str, _Tally] = {}  # the runs this store appends to
+        self._writing: dict[str, _Written] = {}  # the runs this store appends to
         self._chat_of: dict[str, str] = {}
 
     @classmethod
@@ -194,11 +263,12 @@ class RedisStore:
         limits: StoreLimits | None = None,
         prefix: str = "streamkit",
         block: float = 1.0,
+        window: int = 256 * 1024,
         **client_options: Any,
     ) -> RedisStore:
         """A store with its own client for ``url`` (closed by :meth:`aclose`); ``client_options`` (such as
         ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``."""
-        store = cls(Redis.from_url(url, **client_options), limits=limits, prefix=prefix, block=block)
+        store = cls(Redis.from_url(url, **client_options), limits=limits, prefix=prefix, block=block, window=window)
         store._owns_client = True
         return store
 
@@ -227,28 +297,30 @@ class RedisStore:
         """Register a new running run; ``False`` if ``run`` exists."""
         meta_json = json.dumps(dict(meta or {}), separators=(",", ":"))
         args = [owner, chat if chat is not None else "", meta_json, _ms(self.limits.lease), self._keep_ms]
-        created = await self._call(self._create, self._keys(run), args)
+        keys = self._keys(run)
+        sent, epoch = time.monotonic(), self._epoch if self._live else None
+        created = await self._call(self._create, keys, args)
         if not created:
             return False
-        self._writing[run] = _Tally()
+        self._writing[run] = _Written(keys, renewed=sent, clear=epoch)
         if chat is not None:
             await self.client.set(self._chat_key(chat), run, px=self._keep_ms)
             self._chat_of[run] = chat
         return True
 
-    async def _tally(self, run: str) -> _Tally:
+    async def _tally(self, run: str) -> _Written:
         """This store's count for ``run``; for a run made by another store, its sequence number from Redis."""
-        tally = self._writing.get(run)
-        if tally is None:
-            run_key, frames_key, _ = self._keys(run)
+        written = self._writing.get(run)
+        if written is None:
+            keys = self._keys(run)
             pipe = self._r.pipeline(transaction=True)
-            pipe.hget(run_key, "status")
-            pipe.xlen(frames_key)
+            pipe.hget(keys[0], "status")
+            pipe.xlen(keys[1])
             status, length = await pipe.execute()
             if status != b"running" or not length:
                 raise RunClosed(run, "the run has ended")
-            tally = self._writing[run] = _Tally(seq=int(length) - 1)
-        return tally
+            written = self._writing[run] = _Written(keys, seq=int(length) - 1)
+        return written
 
     async def _add(self, run: str, seq: int, fields: dict[str, bytes], seal: list[Any] | None = None) -> list[Any]:
         """One ``MULTI``: the entry ``<seq>-0`` (refused unless it comes next in a stream that exists), then the lease's
@@ -268,36 +340,60 @@ class RedisStore:
         return replies
 
     async def append(self, run: str, frames: Sequence[bytes]) -> int:
-        """Append ``frames`` as one entry (one ``MULTI``); return its sequence number. Renews the lease."""
+        """Append ``frames`` as one entry (one ``XADD``); return its sequence number. Renews the lease too (in the
+        same round trip) when half of it has passed since it was last renewed: a run's heartbeat renews it sooner."""
         limits = self.limits
-        tally = await self._tally(run)
+        written = await self._tally(run)
         data = frames[0] if len(frames) == 1 else b"".join(frames)
-        if tally.size + len(data) > limits.max_bytes or tally.frames + len(frames) > limits.max_frames:
+        if written.size + len(data) > limits.max_bytes or written.frames + len(frames) > limits.max_frames:
             raise RunTooLarge(run, f"the run exceeds {limits.max_bytes} bytes or {limits.max_frames} frames")
-        seq = tally.seq + 1
-        added, _ = await self._add(run, seq, {"d": data})
+        seq = written.seq + 1
+        keys = written.keys
+        now = time.monotonic()
+        try:
+            if now - written.renewed < limits.lease / 2:
+                added = await self._r.execute_command("XADD", keys[1], "NOMKSTREAM", b"%d-0" % seq, "d", data)
+            else:
+                pipe = self._r.pipeline(transaction=False)
+                pipe.execute_command("XADD", keys[1], "NOMKSTREAM", b"%d-0" % seq, "d", data)
+                pipe.set(keys[2], b"1", px=_ms(limits.lease))
+                added, _ = await pipe.execute(raise_on_error=False)
+                written.renewed = now
+        except ResponseError as exc:
+            added = exc
+        except BaseException:
+            written.notify()  # this worker's readers look at the run in Redis themselves
+            raise
         if added is None or isinstance(added, Exception):  # no stream (expired), or an end entry took the id
             self._forget(run)
             raise RunClosed(run, "the run has ended")
-        tally.seq = seq
-        tally.frames += len(frames)
-        tally.size += len(data)
+        written.frames += len(frames)
+        written.size += len(data)
+        written.keep(seq, data, False, self.window)
         return seq
 
     def _forget(self, run: str) -> None:
-        self._writing.pop(run, None)
+        written = self._writing.pop(run, None)
         self._chat_of.pop(run, None)
+        if written is not None:
+            written.open = False
+            written.notify()
 
     async def _end(self, run: str, closing: bytes, *, dead: bool) -> bool:
-        tally = None if dead else self._writing.get(run)
+        written = None if dead else self._writing.pop(run, None)
         self._forget(run)
         keys = self._keys(run)
-        if tally is not None:  # the writer's end: the data goes in an XADD, not through a script
-            _, chat = await self._add(
-                run, tally.seq + 1, {"d": closing, "end": b"1"}, [tally.seq + 1, _ms(self.limits.ttl)]
-            )
-            if isinstance(chat, Exception):
-                raise chat
+        if written is not None:  # the writer's end: the data goes in an XADD, not through a script
+            seq = written.seq + 1
+            try:
+                _, chat = await self._add(run, seq, {"d": closing, "end": b"1"}, [seq, _ms(self.limits.ttl)])
+                if isinstance(chat, Exception):
+                    raise chat
+                if chat is not None:  # the end entry took: this worker's readers end with it
+                    written.keep(seq, closing, True, self.window)
+            finally:
+                written.open = False
+                written.notify()
         else:
             status = "abandoned" if dead else "finished"
             args = [closing, _ms(self.limits.ttl), "1" if dead else "0", status]
@@ -314,13 +410,50 @@ class RedisStore:
         return await self._end(run, closing, dead=False)
 
     async def read(self, run: str, after: int = 0, *, dead: bytes = b"") -> AsyncIterator[tuple[int, bytes]]:
-        """Replay with ``XREAD`` after ``<after>-1``, then follow with ``XREAD BLOCK``."""
+        """Replay with ``XREAD`` after ``<after>-1``, then follow with ``XREAD BLOCK``; a run that this store writes
+        is followed in its memory (see the class)."""
+        local = self._writing.get(run)
+        if local is None:
+            async for entry in self._read(run, after, dead, None, None):
+                yield entry
+            return
+        reader = object()
+        local.readers[reader] = max(after, 0)
+        local.followed = True
+        try:
+            async for entry in self._read(run, after, dead, local, reader):
+                yield entry
+        finally:
+            local.readers.pop(reader, None)
+
+    async def _read(
+        self, run: str, after: int, dead: bytes, local: _Written | None, reader: object
+    ) -> AsyncIterator[tuple[int, bytes]]:
         run_key, frames_key, lease_key = self._keys(run)
         last = max(after, 0)
         client = self._r
         block_ms = _ms(self.block)
-        follow = 0  # > 0: block up to this many ms in the next read (the lease was seen alive)
+        follow = 0 if local is None else block_ms  # > 0: the lease was seen alive (or its writer is this store)
         while True:
+            if local is not None:
+                kept = local.after(last)
+                if kept:
+                    for seq, data, end in kept:
+                        last = local.readers[reader] = seq
+                        yield seq, data
+                        if end:
+                            return
+                    follow = block_ms
+                    continue
+                if kept is not None and local.open and follow:
+                    # Caught up with this worker's writer: wait for its next append. Woken by anything else (an
+                    # append that failed), or by nothing for ``block`` seconds: check the run in Redis, below.
+                    if not await wait_set(local.changed, self.block) or not local.after(last):
+                        follow = 0
+                    continue
+                if not local.open:  # this store no longer writes the run: what is left of it is in Redis
+                    local.readers.pop(reader, None)
+                    local = None
             if follow:
                 entries = _entries(await client.xread({frames_key: f"{last}-1"}, count=1024, block=follow))
                 if not entries:
@@ -347,6 +480,8 @@ class RedisStore:
                     follow = min(block_ms, int(lease_ms) + 1)
             for entry_id, fields in entries:
                 last = int(entry_id.split(b"-", 1)[0])
+                if local is not None:
+                    local.readers[reader] = last
                 yield last, fields.get(b"d", b"")
                 if b"end" in fields:
                     return
@@ -354,6 +489,7 @@ class RedisStore:
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease (and the keys' safety expiry, and the chat pointer's) in one round trip."""
         args = [_ms(self.limits.lease), self._keep_ms]
+        sent, epoch = time.monotonic(), self._epoch if self._live else None
         chat = self._chat_of.get(run)
         if chat is None:
             result = await self._call(self._heartbeat, self._keys(run), args)
@@ -369,6 +505,12 @@ class RedisStore:
                 raise result
         if result == b"lost":
             self._forget(run)
+        elif (written := self._writing.get(run)) is not None:
+            written.renewed = sent
+            if result == b"held":
+                written.clear = epoch
+            else:
+                written.heard = True
         return cast(Lease, result.decode() if isinstance(result, bytes) else result)
 
     async def cancel(self, run: str) -> bool:
@@ -379,12 +521,16 @@ class RedisStore:
         return flagged
 
     async def wait_cancel(self, run: str, timeout: float) -> bool:
-        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too."""
+        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too (before the wait
+        only if a cancel could have passed unheard, see ``_Written``)."""
         await self._listen()
+        run_key = self._keys(run)[0]
+        written = self._writing.get(run)
         with self._waiter(run) as event:
-            if await self.client.hget(self._keys(run)[0], "cancel") == b"1":
+            unheard = written is None or written.heard or not self._live or written.clear != self._epoch
+            if unheard and await self.client.hget(run_key, "cancel") == b"1":
                 return True
-            return await wait_set(event, timeout) and await self.client.hget(self._keys(run)[0], "cancel") == b"1"
+            return await wait_set(event, timeout) and await self.client.hget(run_key, "cancel") == b"1"
 
     async def publish(self, key: str) -> None:
         """Name ``key`` on the store's cancel channel: every :meth:`wait_published` for it, on any worker, wakes.
@@ -419,8 +565,16 @@ class RedisStore:
                 self._waiters.pop(key, None)
 
     def _wake(self, run: str) -> None:
+        written = self._writing.get(run)
+        if written is not None:
+            written.heard = True
         for event in self._waiters.get(run, ()):
             event.set()
+
+    def _unlive(self) -> None:
+        if self._live:
+            self._live = False
+            self._epoch += 1
 
     async def _listen(self) -> None:
         if self._listener is None or self._listener.done():
@@ -446,17 +600,22 @@ class RedisStore:
                     logger.info("the cancel subscription is back")
                     pause = 0.0
                 async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                    kind = message.get("type")
+                    if kind == "message":
                         data = message["data"]
                         self._wake(data.decode() if isinstance(data, bytes) else str(data))
+                    elif kind == "subscribe":
+                        self._live = True
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self._unlive()
                 if not pause:
                     logger.warning("the cancel subscription was lost (%s: %s); reconnecting", type(exc).__name__, exc)
                 pause = min(max(pause * 2, 0.25), 2.0)
                 await asyncio.sleep(pause)
             finally:
+                self._unlive()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 

@@ -477,3 +477,156 @@ async def test_the_writer_keeps_a_frame_in_pieces_whole(make: Factory) -> None:
     got = await collect(peer, "r")
     assert b"".join(d for _, d in got) == b"".join(chunks)
     assert all(d.endswith(b"\n\n") for _, d in got if d)  # no entry ends inside a frame
+
+
+async def test_appends_alone_keep_the_lease(make: Factory) -> None:
+    store, peer = make(lease=0.4)
+    await store.create("r", owner="o")
+    reader = asyncio.create_task(collect(peer, "r"))
+    for i in range(12):  # 1.2 s of appends, no heartbeat
+        await store.append("r", [f"{i}".encode()])
+        await asyncio.sleep(0.1)
+    assert not reader.done()
+    await store.finish("r", b"end")
+    got = await asyncio.wait_for(reader, 5)
+    assert got[-1] == (13, b"end") and DEAD not in [d for _, d in got]
+
+
+async def test_the_writer_drops_a_frame_whose_last_piece_never_came(make: Factory) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.01)
+
+    async def produce() -> AsyncIterator[bytes]:
+        yield b"data: 1\n\n"
+        await asyncio.sleep(0.05)
+        yield b"data: a"  # a large frame's first piece, then the producer stops (a cancel)
+
+    await writer.write_all(produce())
+    assert await writer.finish(b"data: end\n\n")
+    got = await collect(peer, "r")
+    assert b"".join(d for _, d in got) == b"data: 1\n\ndata: end\n\n"
+
+
+class _Counted:
+    """Counts the Redis reads of a store (its ``XREAD`` calls and its pipelines)."""
+
+    def __init__(self, store: RedisStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads = 0
+        client = store._r
+        xread, pipeline = client.xread, client.pipeline
+
+        def counted_xread(*args: Any, **kwargs: Any) -> Any:
+            self.reads += 1
+            return xread(*args, **kwargs)
+
+        def counted_pipeline(*args: Any, **kwargs: Any) -> Any:
+            self.reads += 1
+            return pipeline(*args, **kwargs)
+
+        monkeypatch.setattr(client, "xread", counted_xread)
+        monkeypatch.setattr(client, "pipeline", counted_pipeline)
+
+
+async def test_redis_readers_of_a_run_the_store_writes_are_fed_from_its_memory(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o")
+        first = asyncio.create_task(collect(store, "r"))
+        await asyncio.sleep(0.05)
+        counted = _Counted(store, monkeypatch)
+        second = asyncio.create_task(collect(store, "r"))
+        elsewhere = asyncio.create_task(collect(peer, "r"))
+        for i in range(20):
+            await store.append("r", [f"data: {i}\n\n".encode()])
+            await asyncio.sleep(0)
+        assert await store.finish("r", b"data: end\n\n")
+        expected = [(i + 1, f"data: {i}\n\n".encode()) for i in range(20)] + [(21, b"data: end\n\n")]
+        for task in (first, second, elsewhere):
+            assert await asyncio.wait_for(task, 5) == expected
+        assert counted.reads == 1  # the writer's end (one MULTI); no read of Redis for this worker's readers
+        assert "r" not in store._writing
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_store_keeps_only_what_its_readers_have_yet_to_read(redis_url: str) -> None:
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = RedisStore.from_url(redis_url, prefix=prefix, window=100)
+    try:
+        await store.create("r", owner="o")
+        for _ in range(5):  # no reader yet: kept, within the window
+            await store.append("r", [b"x" * 30])
+        written = store._writing["r"]
+        assert [seq for seq, _, _ in written.entries] == [3, 4, 5]
+        reader = store.read("r")
+        assert [await anext(reader) for _ in range(5)] == [(i + 1, b"x" * 30) for i in range(5)]  # 1-2 from Redis
+        await store.append("r", [b"y"])
+        assert [seq for seq, _, _ in written.entries] == [6]  # the reader has 5
+        assert await anext(reader) == (6, b"y")
+        await reader.aclose()
+        await store.append("r", [b"z"])
+        assert written.entries == []  # nobody of this worker follows the run any more
+    finally:
+        await store.aclose()
+
+
+async def test_redis_reader_far_behind_the_writer_catches_up_from_redis(redis_url: str) -> None:
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = RedisStore.from_url(redis_url, prefix=prefix, window=64)
+    try:
+        await store.create("r", owner="o")
+        seen: list[tuple[int, bytes]] = []
+
+        async def slow() -> None:
+            async for item in store.read("r", dead=DEAD):
+                seen.append(item)
+                await asyncio.sleep(0.002)
+
+        task = asyncio.create_task(slow())
+        for i in range(100):
+            await store.append("r", [b"%d" % i * 10])
+        await store.finish("r", b"end")
+        await asyncio.wait_for(task, 10)
+        assert seen == [(i + 1, b"%d" % i * 10) for i in range(100)] + [(101, b"end")]
+    finally:
+        await store.aclose()
+
+
+async def test_redis_reader_on_the_writing_worker_sees_an_end_written_elsewhere(redis_url: str) -> None:
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = RedisStore.from_url(redis_url, prefix=prefix, block=0.2)
+    peer = RedisStore.from_url(redis_url, prefix=prefix, block=0.2)
+    try:
+        await store.create("r", owner="o")
+        reader = asyncio.create_task(collect(store, "r"))
+        await store.append("r", [b"a"])
+        assert await peer.finish("r", b"ended elsewhere")
+        assert await asyncio.wait_for(reader, 5) == [(1, b"a"), (2, b"ended elsewhere")]
+        with pytest.raises(RunClosed):
+            await store.append("r", [b"b"])
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_cancel_before_the_writer_waits_is_not_missed(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r0", owner="o")
+        assert not await store.wait_cancel("r0", 0.01)  # the store's cancel subscription is up
+        await asyncio.sleep(0.05)
+        await store.create("r", owner="o")
+        assert await peer.cancel("r")  # heard by the subscription, before any wait for it
+        await asyncio.sleep(0.1)
+        assert await store.wait_cancel("r", 1)
+        await store.create("r2", owner="o")
+        started = time.monotonic()
+        assert not await store.wait_cancel("r2", 0.05)
+        assert time.monotonic() - started < 0.5
+    finally:
+        await store.aclose()
+        await peer.aclose()
