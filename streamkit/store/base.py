@@ -190,6 +190,22 @@ class StreamStore(Protocol):
         ...
 
 
+_LINGER = 1.0
+"""How long, in seconds, a writer's flusher waits for a frame before it ends (the next frame starts another)."""
+
+
+class _Signals:
+    """The flusher's events: a frame is buffered (``wake``), the buffer is full (``full``), a batch was taken
+    (``drained``)."""
+
+    __slots__ = ("drained", "full", "wake")
+
+    def __init__(self) -> None:
+        self.wake = asyncio.Event()
+        self.full = asyncio.Event()
+        self.drained = asyncio.Event()
+
+
 class StoreWriter:
     """Batches one run's frames into :meth:`StreamStore.append` calls.
 
@@ -208,15 +224,13 @@ class StoreWriter:
 
     __slots__ = (
         "_buffer",
-        "_drained",
         "_error",
-        "_full",
         "_mark",
+        "_signals",
         "_size",
         "_stopping",
         "_sure",
         "_task",
-        "_wake",
         "interval",
         "max_bytes",
         "run",
@@ -234,9 +248,7 @@ class StoreWriter:
         self._sure = 0  # the buffer's first chunks known to be whole frames (those of write)
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
-        self._full = asyncio.Event()
-        self._drained = asyncio.Event()
+        self._signals: _Signals | None = None  # the flusher's, while it runs
         self._stopping = False
 
     async def write(self, frame: bytes) -> None:
@@ -270,22 +282,27 @@ class StoreWriter:
 
     def _start(self) -> None:
         # The first frame since the last append: the interval starts now.
-        if self._task is None:
-            self._task = asyncio.create_task(self._flusher(), name=f"streamkit-store-writer:{self.run}")
-        self._wake.set()
+        signals = self._signals
+        if signals is None or self._task is None:
+            self._signals = signals = _Signals()
+            self._task = asyncio.create_task(self._flusher(signals), name=f"streamkit-store-writer:{self.run}")
+        signals.wake.set()
 
     async def _over(self) -> None:
         # The buffer reached max_bytes (or an append failed): tell the flusher once, and calls stop until the buffer
         # is twice as large, where the writer waits for the store (back-pressure).
         if self._error is not None:
             raise self._error
-        self._full.set()
+        signals = self._signals
+        if signals is None:  # pragma: no cover - a full buffer has a flusher
+            return
+        signals.full.set()
         limit = 2 * self.max_bytes
         self._mark = limit
         task = self._task
         while self._size >= limit and self._error is None and task is not None and not task.done():
-            self._drained.clear()
-            await self._drained.wait()
+            signals.drained.clear()
+            await signals.drained.wait()
         if self._error is not None:
             raise self._error
 
@@ -301,37 +318,44 @@ class StoreWriter:
             end -= 1
             while end > sure and not frame_end(buffer[end - 1]):
                 end -= 1
-            self._wake.set()  # the rest of the frame is on its way: the interval starts again
+            if self._signals is not None:
+                self._signals.wake.set()  # the rest of the frame is on its way: the interval starts again
         batch = buffer[:end]
         del buffer[:end]
         return batch
 
-    async def _flusher(self) -> None:
+    async def _flusher(self, signals: _Signals) -> None:
+        wake, full, drained = signals.wake, signals.full, signals.drained
         try:
             while True:
                 raise_if_cancelled()
-                await self._wake.wait()
-                if not self._full.is_set() and not self._stopping:
-                    await wait_set(self._full, self.interval)
-                self._wake.clear()
-                self._full.clear()
+                if not await wait_set(wake, _LINGER):
+                    if not self._buffer and not self._stopping:  # a run waiting on its agent holds no task
+                        self._task = self._signals = None
+                        return
+                    continue
+                if not full.is_set() and not self._stopping:
+                    await wait_set(full, self.interval)
+                wake.clear()
+                full.clear()
                 if self._stopping:
                     return
                 batch = self._take()
-                self._drained.set()
+                drained.set()
                 if batch:
                     await self.store.append(self.run, batch)
         except Exception as exc:
             self._error = exc
             self._mark = 0
-            self._drained.set()
+            drained.set()
 
     async def _stop(self) -> None:
         task = self._task
-        if task is not None and not task.done():
+        signals = self._signals
+        if task is not None and signals is not None and not task.done():
             self._stopping = True
-            self._wake.set()
-            self._full.set()  # cut short an interval wait in progress
+            signals.wake.set()
+            signals.full.set()  # cut short an interval wait in progress
             await asyncio.shield(task)
 
     async def flush(self) -> None:
@@ -339,7 +363,7 @@ class StoreWriter:
         waits for its last piece."""
         await self._stop()
         self._stopping = False
-        self._task = None
+        self._task = self._signals = None
         if self._error is not None:
             raise self._error
         batch = self._take()

@@ -1,4 +1,5 @@
-"""The stores' waiting helpers: a task stopped while it waits stops, whatever the wait was doing at the time."""
+"""The stores' waiting helpers and the writer's flusher: a task stopped while it waits stops, whatever the wait
+was doing; an idle writer holds no task."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 
 import pytest
 
+from streamkit.store import MemoryStore, StoreWriter, base
 from streamkit.store.base import raise_if_cancelled, wait_set
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +71,21 @@ async def test_a_loop_stops_at_its_next_turn_after_a_library_swallowed_its_cance
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
     assert swallowed and turns == 1  # wait_for returned normally; the next turn stopped
+
+
+async def test_an_idle_writer_holds_no_task_and_the_next_frame_starts_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "_LINGER", 0.05)
+    store = MemoryStore()
+    assert await store.create("r", owner="o")
+    writer = StoreWriter(store, "r", interval=0.001)
+    await writer.write(b"data: 1\n\n")
+    flusher = writer._task
+    assert flusher is not None
+    await asyncio.sleep(0.2)  # the frame appended, then nothing for longer than the linger
+    assert flusher.done() and writer._task is None and writer._signals is None
+    await writer.write(b"data: 2\n\n")
+    assert writer._task is not None and not writer._task.done()
+    assert await writer.finish(b"data: end\n\n")
+    entries = [data async for _, data in store.read("r")]
+    assert b"".join(entries) == b"data: 1\n\ndata: 2\n\ndata: end\n\n"
+    assert entries[0] == b"data: 1\n\n"  # appended by the first flusher, before it ended
