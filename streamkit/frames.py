@@ -405,7 +405,7 @@ async def _drain_ready(
                 if size >= coalesce:
                     _write_run(prefix, deltas, sep, payloads, kept, run_id, extra, limit)
                     if payloads:  # (none when the run's deltas were all empty)
-                        yield lead + sep.join(payloads) + b"\n\n"
+                        yield _batch(lead, sep, payloads)
                         payloads.clear()
                     size = 0
                 continue
@@ -418,7 +418,7 @@ async def _drain_ready(
                     weight = len(chunks[0])
                 else:  # large: what is waiting goes first, then the frames' own chunks
                     if payloads:
-                        yield lead + sep.join(payloads) + b"\n\n"
+                        yield _batch(lead, sep, payloads)
                         payloads.clear()
                         size = 0
                     for chunk in chunks:
@@ -445,7 +445,7 @@ async def _drain_ready(
                 raise FrameTooLarge(weight, limit)
             size += weight
             if size >= coalesce:
-                yield lead + sep.join(payloads) + b"\n\n"
+                yield _batch(lead, sep, payloads)
                 payloads.clear()
                 size = 0
         if deltas:
@@ -459,7 +459,12 @@ async def _drain_ready(
             except Exception as error:  # and one of them failed first
                 failure, culprit = error, None
         end = ending.failed(failure, culprit)
-    yield (lead + sep.join(payloads) + b"\n\n" if payloads else b"") + end
+    yield _batch(lead, sep, payloads, end) if payloads else end
+
+
+def _batch(lead: bytes, sep: bytes, payloads: list[bytes], end: bytes = b"") -> bytes:
+    """The chunk of a batch of payloads (and of ``end`` after them), with one copy of its bytes."""
+    return b"".join((lead, sep.join(payloads), b"\n\n", end))
 
 
 _NO_RUN = object()  # the ready drain's run type when no run is open: equal to no event's type
@@ -497,7 +502,8 @@ def _write_run(
         except TypeError:  # a delta orjson cannot write: where it fails is found below
             body = b""
         if body:
-            run = prefix + body[1:-1].replace(b",\x00,", b"}" + sep + prefix) + b"}"
+            seamed = body.replace(b",\x00,", b"}" + sep + prefix)
+            run = b"".join((prefix, memoryview(seamed)[1:-1], b"}"))  # one copy, not three
             if len(run) + extra <= limit:
                 payloads.append(run)
                 if pieces is not None:
