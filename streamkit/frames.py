@@ -7,9 +7,10 @@
   unserializable value into the protocol's error frames, and always closing the agent's iterator. It has two
   drains: events that come one by one (an agent's async generator) leave a chunk each, as soon as mapped;
   events that are all there (a list) are collected into chunks of about ``coalesce`` bytes. Both write a
-  delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
-  stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the
-  frame-size limit's rule for what still goes out of an event that is too large.
+  delta of an open block straight from the mapper's ``delta_prefixes``, without a ``feed``, since that is
+  most of a stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); the second
+  holds consecutive deltas of one block as a run and writes them with one orjson call (:func:`_write_run`).
+  :func:`_fitting` is the frame-size limit's rule for what still goes out of an event that is too large.
 * Large frames come in pieces. An event mapped off the event loop (see :mod:`streamkit.offload`) is also
   written there, and a frame of it longer than about 256 KiB leaves as several consecutive chunks, none of
   them holding all of it, so that no single step on the loop's thread (a join, a copy into the socket's
