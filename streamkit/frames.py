@@ -7,9 +7,10 @@
   unserializable value into the protocol's error frames, and always closing the agent's iterator. It has two
   drains: events that come one by one (an agent's async generator) leave a chunk each, as soon as mapped;
   events that are all there (a list) are collected into chunks of about ``coalesce`` bytes. Both write a
-  delta of an open block straight from the mapper's ``delta_prefixes``, inline, since that is most of a
-  stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); :func:`_fitting` is the
-  frame-size limit's rule for what still goes out of an event that is too large.
+  delta of an open block straight from the mapper's ``delta_prefixes``, without a ``feed``, since that is
+  most of a stream's events (and keep its text in the mapper's ``delta_pieces`` when it asks); the second
+  holds consecutive deltas of one block as a run and writes them with one orjson call (:func:`_write_run`).
+  :func:`_fitting` is the frame-size limit's rule for what still goes out of an event that is too large.
 * Large frames come in pieces. An event mapped off the event loop (see :mod:`streamkit.offload`) is also
   written there, and a frame of it longer than about 256 KiB leaves as several consecutive chunks, none of
   them holding all of it, so that no single step on the loop's thread (a join, a copy into the socket's
@@ -354,8 +355,10 @@ async def _drain_ready(
     """The frames of events that are all ready: chunks of about ``coalesce`` bytes.
 
     The frames' JSON payloads are collected and each batch written with one join, the ``data: `` prefixes and
-    blank lines going in as the join's separator. A delta frame too large to send fills a batch by itself, so
-    it is caught where the batch is flushed."""
+    blank lines going in as the join's separator. Consecutive deltas of one block on the hot path are held as
+    a run and written together (:func:`_write_run`) when the run ends or the batch is full; their size is
+    counted in characters meanwhile (bytes, for ASCII text without escapes). A delta frame too large to send
+    fills a batch by itself, so it is caught where the run is written."""
     feed = mapper.feed
     live = mapper.delta_prefixes
     kept = _kept(mapper)
@@ -367,29 +370,44 @@ async def _drain_ready(
     payloads: list[bytes] = []
     add = payloads.append
     size = 0
+    # The run: its block's event type (_NO_RUN when none is open) and id, its frame prefix, its deltas, and a
+    # delta frame's bytes besides the delta's characters.
+    run_type: Any = _NO_RUN
+    run_id: Any = _NO_RUN
+    run_prefix: bytes | None = None
+    deltas: list[Any] = []
+    pend = deltas.append
+    over = 0
     event: Any = None
     try:
         for event in events:
             fields = event.__dict__
             try:
-                prefix = live[fields["type"]][fields["id"]]
+                if fields["id"] == run_id and fields["type"] == run_type:  # the run's next delta
+                    prefix = run_prefix
+                else:
+                    run_type = _NO_RUN
+                    prefix = live[fields["type"]][fields["id"]]
             except KeyError:  # not a delta of a block on the hot path
+                run_type = _NO_RUN
                 prefix = None
+            if run_type is _NO_RUN:  # the run, if any, ends here
+                if deltas:
+                    at, event = event, None  # a failure here is the run's, not this event's
+                    _write_run(run_prefix, deltas, sep, payloads, kept, run_id, extra, limit)
+                    event = at
+                if prefix is not None:  # a delta of a block on the hot path: a new run
+                    run_type, run_id, run_prefix = fields["type"], fields["id"], prefix
+                    over = len(prefix) + 3 + extra
             if prefix is not None:
                 delta = fields["delta"]
-                if not delta:
-                    continue  # an empty delta sends no frame
-                payload = prefix + _dumps(delta) + b"}"
-                add(payload)
-                if kept is not None:
-                    kept[fields["id"]].append(delta)
-                size += len(payload) + extra
+                pend(delta)
+                size += len(delta) + over
                 if size >= coalesce:
-                    if len(payload) + extra > limit:
-                        payloads.pop()
-                        raise FrameTooLarge(len(payload) + extra, limit)
-                    yield lead + sep.join(payloads) + b"\n\n"
-                    payloads.clear()
+                    _write_run(prefix, deltas, sep, payloads, kept, run_id, extra, limit)
+                    if payloads:  # (none when the run's deltas were all empty)
+                        yield _batch(lead, sep, payloads)
+                        payloads.clear()
                     size = 0
                 continue
             if offload(event):
@@ -401,7 +419,7 @@ async def _drain_ready(
                     weight = len(chunks[0])
                 else:  # large: what is waiting goes first, then the frames' own chunks
                     if payloads:
-                        yield lead + sep.join(payloads) + b"\n\n"
+                        yield _batch(lead, sep, payloads)
                         payloads.clear()
                         size = 0
                     for chunk in chunks:
@@ -428,13 +446,79 @@ async def _drain_ready(
                 raise FrameTooLarge(weight, limit)
             size += weight
             if size >= coalesce:
-                yield lead + sep.join(payloads) + b"\n\n"
+                yield _batch(lead, sep, payloads)
                 payloads.clear()
                 size = 0
+        if deltas:
+            _write_run(run_prefix, deltas, sep, payloads, kept, run_id, extra, limit)
         end = ending.closed()
     except Exception as exc:
-        end = ending.failed(exc, event)
-    yield (lead + sep.join(payloads) + b"\n\n" if payloads else b"") + end
+        failure, culprit = exc, event
+        if deltas:  # the run's deltas came before what failed
+            try:
+                _write_run(run_prefix, deltas, sep, payloads, kept, run_id, extra, limit)
+            except Exception as error:  # and one of them failed first
+                failure, culprit = error, None
+        end = ending.failed(failure, culprit)
+    yield _batch(lead, sep, payloads, end) if payloads else end
+
+
+def _batch(lead: bytes, sep: bytes, payloads: list[bytes], end: bytes = b"") -> bytes:
+    """The chunk of a batch of payloads (and of ``end`` after them), with one copy of its bytes."""
+    return b"".join((lead, sep.join(payloads), b"\n\n", end))
+
+
+_NO_RUN = object()  # the ready drain's run type when no run is open: equal to no event's type
+_SEAM = orjson.Fragment(b"\x00")  # between two deltas of a run as orjson writes them: JSON never holds a raw NUL
+
+
+def _write_run(
+    prefix: bytes | None,
+    deltas: list[Any],
+    sep: bytes,
+    payloads: list[bytes],
+    kept: Mapping[str, list[str]] | None,
+    block: Any,
+    extra: int,
+    limit: int,
+) -> None:
+    """Add the frames of a run of deltas of one block to ``payloads``, as one payload joined with ``sep``: each
+    ``prefix + JSON(delta) + b"}"`` (none for an empty delta), with the deltas kept in ``kept[block]`` when the
+    mapper keeps them. ``deltas`` is emptied.
+
+    One orjson call writes the deltas of the run, a list with a :data:`_SEAM` between each two; the seams,
+    with the commas around them, then become the frames' ends and starts. A delta that cannot be serialized,
+    or a run larger than ``limit``, is written delta by delta instead, as the other drain does: the frames
+    before the delta that fails (or the frame heavier than ``limit``) go out, then the error is raised."""
+    assert prefix is not None
+    try:
+        ready = deltas if all(deltas) else [d for d in deltas if d]
+        if not ready:
+            return
+        pieces = kept[block] if kept is not None else None
+        items = [_SEAM] * (2 * len(ready) - 1)
+        items[::2] = ready
+        try:
+            body = _dumps(items)
+        except TypeError:  # a delta orjson cannot write: where it fails is found below
+            body = b""
+        if body:
+            seamed = body.replace(b",\x00,", b"}" + sep + prefix)
+            run = b"".join((prefix, memoryview(seamed)[1:-1], b"}"))  # one copy, not three
+            if len(run) + extra <= limit:
+                payloads.append(run)
+                if pieces is not None:
+                    pieces += ready
+                return
+        for delta in ready:
+            payload = prefix + _dumps(delta) + b"}"
+            if pieces is not None:
+                pieces.append(delta)
+            if len(payload) + extra > limit:
+                raise FrameTooLarge(len(payload) + extra, limit)
+            payloads.append(payload)
+    finally:
+        deltas.clear()
 
 
 _PIECE = 262144  # a frame made off the loop leaves in chunks of about this many bytes

@@ -99,3 +99,45 @@ async def test_unencodable_delta_on_the_hot_path_ends_the_stream_with_an_error(s
     body = await _encode(events if source == "sync" else _agen(events), _Mapper(hot=True))
     frames = [orjson.loads(f[6:]) for f in body.split(b"\n\n") if f]
     assert [f["type"] for f in frames] == ["run-started", "text-start", "delta", "text-end", "error"]
+
+
+class _Failing(Exception):
+    pass
+
+
+def _ready(events: list[ChatEvent], fails: bool) -> Any:
+    yield from events
+    if fails:
+        raise _Failing("the agent failed")
+
+
+async def _coming(events: list[ChatEvent], fails: bool) -> AsyncIterator[ChatEvent]:
+    for event in _ready(events, fails):
+        yield event
+
+
+_RUNS: dict[str, list[ChatEvent]] = {
+    "empty deltas": [TextDelta(id="a", delta=d) for d in ["", "x", "", "", "y", ""]],
+    "all empty": [TextDelta(id="a", delta="") for _ in range(5)],
+    "escapes and seams": [TextDelta(id="a", delta=d) for d in ['","', ",", '\\",', "\x00", "\u2028é", "\n\n"]],
+    "unencodable in the middle": [TextDelta(id="a", delta=d) for d in ["one", "two", "bad \udc80", "three"]],
+    "too large in the middle": [TextDelta(id="a", delta=d) for d in ["one", "two", "x" * 3000, "three"]],
+    "two blocks interleaved": [TextDelta(id=i, delta=f"{i}{n}") for n in range(30) for i in ("a", "b", "b")],
+}
+
+
+@pytest.mark.parametrize("run", list(_RUNS))
+@pytest.mark.parametrize("coalesce", [1, 50, 16384])
+@pytest.mark.parametrize("fails", [False, True])
+async def test_runs_of_deltas_write_what_one_by_one_writes(run: str, coalesce: int, fails: bool) -> None:
+    """The ready drain writes a run of deltas of one block together: the bytes are those of the drain that writes
+    each event as it comes, and of the mapper's own frames, failures included (and what went out before them)."""
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextStart(id="b"), *_RUNS[run]]
+    if not fails:
+        events.append(RunFinished())
+    bodies = [
+        await _encode(source(events, fails), _Mapper(hot=hot), coalesce=coalesce, max_frame_bytes=2000)
+        for hot, source in [(True, _ready), (True, _coming), (False, _ready)]
+    ]
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert bodies[0].endswith(b"\n\n") and b"data: \n\n" not in bodies[0]
