@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamkit.events import (
     ChatEvent,
@@ -55,7 +57,7 @@ class _Mapper(MapperBase):
 
 def _run(n: int = 50) -> list[ChatEvent]:
     out: list[ChatEvent] = [RunStarted(), TextStart(id="a")]
-    out += [TextDelta(id="a", delta=f"w{i} \u00e9\n\"") for i in range(n)]
+    out += [TextDelta(id="a", delta=f'w{i} \u00e9\n"') for i in range(n)]
     out += [TextDelta(id="b", delta="implied start"), TextEnd(id="a"), TextDelta(id="a", delta="reopened")]
     return [*out, RunFinished()]
 
@@ -141,3 +143,30 @@ async def test_runs_of_deltas_write_what_one_by_one_writes(run: str, coalesce: i
     ]
     assert bodies[0] == bodies[1] == bodies[2]
     assert bodies[0].endswith(b"\n\n") and b"data: \n\n" not in bodies[0]
+
+
+_DELTA = st.text(st.characters(blacklist_categories=()), max_size=12) | st.sampled_from(
+    ["", '","', ",\x00,", "x" * 900]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    deltas=st.lists(st.tuples(st.sampled_from(["a", "b"]), _DELTA), max_size=40),
+    coalesce=st.sampled_from([1, 64, 16384]),
+    fails=st.booleans(),
+)
+async def test_any_run_of_deltas_writes_what_one_by_one_writes(
+    deltas: list[tuple[str, str]], coalesce: int, fails: bool
+) -> None:
+    """Any deltas (any code point, lone surrogates, seams' look-alikes, frames over the limit), of two blocks in
+    any order: the ready drain's runs write the bytes the drain that writes each delta as it comes writes."""
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextStart(id="b")]
+    events += [TextDelta(id=block, delta=delta) for block, delta in deltas]
+    if not fails:
+        events.append(RunFinished())
+    bodies = [
+        await _encode(source(events, fails), _Mapper(hot=hot), coalesce=coalesce, max_frame_bytes=800)
+        for hot, source in [(True, _ready), (True, _coming), (False, _ready)]
+    ]
+    assert bodies[0] == bodies[1] == bodies[2]
