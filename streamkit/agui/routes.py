@@ -76,6 +76,9 @@ def encode(
     return encode_frames(events, mapper, expose_errors=expose_errors, on_error=on_error)
 
 
+_HEADERS: Mapping[str, str] = {"content-type": MEDIA_TYPE}
+
+
 class AGUIResponse(EventStreamResponse):
     """An AG-UI event stream: ``text/event-stream`` (no charset), heartbeats, disconnect handling.
 
@@ -91,10 +94,11 @@ class AGUIResponse(EventStreamResponse):
         send_timeout: float | None = 30.0,
         on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
+        # The bare type, whatever the caller's headers say (set before the headers are encoded: no charset added).
+        merged = {**headers, "content-type": MEDIA_TYPE} if headers else _HEADERS
         super().__init__(
-            content, headers=headers, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
+            content, headers=merged, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
         )
-        self.headers["content-type"] = MEDIA_TYPE
 
 
 def mapper_for(body: RunAgentInput, run: RunInput, *, strict: bool = False) -> AGUIMapper:

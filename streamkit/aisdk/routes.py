@@ -102,9 +102,10 @@ class UIMessageStreamResponse(EventStreamResponse):
         send_timeout: float | None = 30.0,
         on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
-        merged = dict(UI_MESSAGE_STREAM_HEADERS)
+        # The five headers carry the bare type: Starlette would add a charset, the reference server sends none.
+        merged = UI_MESSAGE_STREAM_HEADERS
         if headers:
-            merged.update({k.lower(): v for k, v in headers.items()})
+            merged = {**merged, **{k.lower(): v for k, v in headers.items()}}
         super().__init__(
             content,
             status_code=status_code,
@@ -113,8 +114,6 @@ class UIMessageStreamResponse(EventStreamResponse):
             send_timeout=send_timeout,
             on_shutdown=on_shutdown,
         )
-        # Starlette adds a charset to text/* types; the reference server sends the bare type.
-        self.headers["content-type"] = merged["content-type"]
 
 
 def mapper_for(body: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:
