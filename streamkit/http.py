@@ -291,11 +291,10 @@ async def read_body(request: Request, limits: Limits) -> bytes:
     and while reading), 408 when the whole body has not arrived within ``body_timeout`` seconds (a client
     trickling its body holds a connection no longer than that), 400 for an empty body.
     """
-    ctype = request.headers.get("content-type", "")
+    ctype, declared = _body_headers(request)
     media = ctype.split(";", 1)[0].strip().lower()
     if media and media != "application/json" and not media.endswith("+json"):
         raise HTTPError(f"expected a JSON body, got content type {media!r}", field="content-type", status=415)
-    declared = request.headers.get("content-length")
     if declared is not None:
         try:
             size = int(declared)
@@ -323,6 +322,24 @@ async def read_body(request: Request, limits: Limits) -> bytes:
     if not raw.strip():
         raise HTTPError("the request body is empty; expected a JSON object", field="body")
     return raw
+
+
+def _body_headers(request: Request) -> tuple[str, str | None]:
+    """The first ``content-type`` (``""`` when none) and ``content-length`` of the request, as
+    ``request.headers.get`` reads them, from the scope's raw headers (``request.headers`` would build a
+    ``Headers`` object for two look-ups)."""
+    ctype: bytes | None = None
+    length: bytes | None = None
+    for name, value in request.scope["headers"]:
+        if name == b"content-type":
+            if ctype is None:
+                ctype = value
+        elif name == b"content-length" and length is None:
+            length = value
+    return (
+        "" if ctype is None else ctype.decode("latin-1"),
+        None if length is None else length.decode("latin-1"),
+    )
 
 
 async def _receive_body(request: Request, limits: Limits) -> list[bytes]:
