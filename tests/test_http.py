@@ -52,6 +52,16 @@ def make_client(limits: Limits = Limits(), authorize: Any = None) -> Client:
     return Client(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
 
 
+def test_a_json_media_type_passes_and_the_first_content_type_counts() -> None:
+    body = b'{"id": "c1", "messages": []}'
+    client = make_client()
+    for ctype in ("application/json; charset=utf-8", "application/vnd.api+json", "APPLICATION/JSON"):
+        assert client.post("/x", content=body, headers={"content-type": ctype}).status_code == 200
+    assert client.post("/x", content=body, headers=[("content-type", "application/json")] * 2).status_code == 200
+    twice = [("content-type", "text/plain"), ("content-type", "application/json")]
+    assert client.post("/x", content=body, headers=twice).status_code == 415
+
+
 def test_valid_body_passes() -> None:
     response = make_client().post("/x", json={"id": "c1", "messages": []})
     assert response.json() == {"id": "c1", "principal": None}
@@ -64,6 +74,9 @@ def test_valid_body_passes() -> None:
         (b"{not json", {"content-type": "application/json"}, 400, "body"),
         (b"\xff\xfe{}", {"content-type": "application/json"}, 400, "body"),
         (b"{}", {"content-type": "text/plain"}, 415, "content-type"),
+        (b"{}", {"content-type": "Text/Plain; charset=utf-8"}, 415, "content-type"),
+        (b"{}", {"content-type": "application/json", "content-length": "x"}, 400, "content-length"),
+        (b"{}", {"content-type": "application/json", "content-length": "99999999999"}, 413, "limits.max_body_bytes"),
         (b'{"id": 5, "messages": []}', {"content-type": "application/json"}, 422, "id"),
         (b'{"id": "x", "messages": [1]}', {"content-type": "application/json"}, 422, "messages.0"),
         (b"[" * 100 + b"]" * 100, {"content-type": "application/json"}, 400, "limits.max_json_depth"),
