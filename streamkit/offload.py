@@ -30,7 +30,15 @@ from .events import ChatEvent
 
 __all__ = ["LARGE_STATE", "PAYLOAD_EVENTS", "breathe", "heavy", "large", "offloaded", "run_offloaded"]
 
-_local = threading.local()
+
+class _Local(threading.local):
+    # Class defaults: a thread that never ran offloaded work reads them without the cost of a failed lookup (an
+    # AttributeError made and dropped at each call, on the loop, several times per request).
+    offloaded = False
+    breathed = 0.0
+
+
+_local = _Local()
 
 _T = TypeVar("_T")
 
@@ -50,7 +58,7 @@ def run_offloaded(work: Callable[..., _T], *args: Any, hand_over: bool = True) -
 def offloaded() -> bool:
     """Whether this is a worker thread mapping an offloaded event (one :func:`heavy`, or that its mapper's
     ``offload`` picked): the work at hand is large, and should be split with :func:`breathe` between pieces."""
-    return getattr(_local, "offloaded", False)
+    return _local.offloaded
 
 
 _BREATH = 0.002
@@ -62,7 +70,7 @@ def breathe() -> None:
     loop's thread have the interpreter if 2 ms of work went by since this thread last did (it would
     wait for the switch interval otherwise); does nothing elsewhere."""
     local = _local
-    if getattr(local, "offloaded", False):
+    if local.offloaded:
         now = time.perf_counter()
         if now - local.breathed >= _BREATH:
             time.sleep(0)

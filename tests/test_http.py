@@ -52,6 +52,16 @@ def make_client(limits: Limits = Limits(), authorize: Any = None) -> Client:
     return Client(Starlette(routes=[Route("/x", endpoint, methods=["POST"])]))
 
 
+def test_a_json_media_type_passes_and_the_first_content_type_counts() -> None:
+    body = b'{"id": "c1", "messages": []}'
+    client = make_client()
+    for ctype in ("application/json; charset=utf-8", "application/vnd.api+json", "APPLICATION/JSON"):
+        assert client.post("/x", content=body, headers={"content-type": ctype}).status_code == 200
+    assert client.post("/x", content=body, headers=[("content-type", "application/json")] * 2).status_code == 200
+    twice = [("content-type", "text/plain"), ("content-type", "application/json")]
+    assert client.post("/x", content=body, headers=twice).status_code == 415
+
+
 def test_valid_body_passes() -> None:
     response = make_client().post("/x", json={"id": "c1", "messages": []})
     assert response.json() == {"id": "c1", "principal": None}
@@ -64,6 +74,9 @@ def test_valid_body_passes() -> None:
         (b"{not json", {"content-type": "application/json"}, 400, "body"),
         (b"\xff\xfe{}", {"content-type": "application/json"}, 400, "body"),
         (b"{}", {"content-type": "text/plain"}, 415, "content-type"),
+        (b"{}", {"content-type": "Text/Plain; charset=utf-8"}, 415, "content-type"),
+        (b"{}", {"content-type": "application/json", "content-length": "x"}, 400, "content-length"),
+        (b"{}", {"content-type": "application/json", "content-length": "99999999999"}, 413, "limits.max_body_bytes"),
         (b'{"id": 5, "messages": []}', {"content-type": "application/json"}, 422, "id"),
         (b'{"id": "x", "messages": [1]}', {"content-type": "application/json"}, 422, "messages.0"),
         (b"[" * 100 + b"]" * 100, {"content-type": "application/json"}, 400, "limits.max_json_depth"),
@@ -193,6 +206,39 @@ def test_a_lone_surrogate_reads_as_the_replacement_character(text: str, value: A
     assert json_value(text) == value
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[12345678901234567890123, -9223372036854775809, 18446744073709551616, 9223372036854775807, -0]",
+        '{"a": 1, "a": [0.1, -0.0, 5e-324, 1.7976931348623157e308, 1E2, 123456789012345678]}',
+        "[1e400, -1e400, NaN, Infinity, -Infinity]",
+        r'["\u00e9", "\u00e9\u2028", "\ud83d\ude00", "\ud800", "\\ud800"]',
+        '{"x": "12345678901234567890123"}',
+    ],
+)
+def test_json_reads_as_the_standard_library_reads_it(text: str) -> None:
+    # Whichever parser reads it: integers past 64 bits stay exact, the standard library's extensions stay.
+    import json
+
+    from streamkit.http import json_value
+
+    expected = json.loads(text.replace(r'"\ud800"', r'"\ufffd"'))
+    assert repr(json_value(text)) == repr(expected)
+
+
+def test_text_that_is_not_json_is_refused_with_the_standard_library_message() -> None:
+    import json
+
+    from streamkit.http import json_value
+
+    for text in ("[1,]", '{"a" 1}', "01", "\ufeff{}", r'"\x41"'):
+        with pytest.raises(ValueError) as caught:
+            json_value(text)
+        with pytest.raises(ValueError) as stdlib:
+            json.loads(text)
+        assert str(caught.value) == str(stdlib.value)
+
+
 def test_json_strings_obey_the_depth_limit_naming_their_field() -> None:
     from streamkit.http import check_json, parse_json
 
@@ -237,6 +283,78 @@ def test_a_body_not_received_in_time_is_a_408() -> None:
     sent = anyio.run(go)
     assert sent[0]["status"] == 408
     assert b'"field":"limits.body_timeout"' in sent[1]["body"]
+
+
+def _body_request(receive: Any) -> Request:
+    scope = {"type": "http", "method": "POST", "path": "/x", "headers": [], "query_string": b""}
+    return Request(scope, receive)
+
+
+def _trickle(chunks: list[bytes], pause: float) -> Any:
+    """A ``receive`` handing over ``chunks`` (the last one ends the body), ``pause`` seconds before each after the
+    first."""
+    sent = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            await anyio.sleep(pause)
+        sent += 1
+        return {"type": "http.request", "body": chunks[sent - 1], "more_body": sent < len(chunks)}
+
+    return receive
+
+
+@pytest.mark.parametrize("on_asyncio", [True, False], ids=["asyncio-timeout", "anyio-cancel-scope"])
+def test_the_body_timeout_holds_with_either_timer(monkeypatch: pytest.MonkeyPatch, on_asyncio: bool) -> None:
+    # The asyncio timer, and the anyio cancel scope other backends (trio) get: a body in time is read whole, a
+    # trickling one is a 408, and a body already read (by the authorize hook, say) is read again.
+    from streamkit import http
+
+    monkeypatch.setattr(http, "_on_asyncio", lambda: on_asyncio)
+
+    async def go() -> None:
+        chunks = [b'{"a": ', b"[1, 2", b"]}"]
+        assert await read_json(_body_request(_trickle(chunks, 0.01)), Limits(body_timeout=5)) == {"a": [1, 2]}
+        with pytest.raises(HTTPError) as caught:
+            await read_json(_body_request(_trickle([b"{", b" ", b"}"], 0.2)), Limits(body_timeout=0.25))
+        assert (caught.value.status, caught.value.field) == (408, "limits.body_timeout")
+        request = _body_request(_trickle([b'{"b": 1}'], 0))
+        assert await request.body() == b'{"b": 1}'
+        assert await read_json(request, Limits(body_timeout=5)) == {"b": 1}
+        with pytest.raises(HTTPError) as caught:
+            await read_json(request, Limits(max_body_bytes=4))
+        assert (caught.value.status, caught.value.field) == (413, "limits.max_body_bytes")
+
+    anyio.run(go)
+
+
+@pytest.mark.parametrize("on_asyncio", [True, False], ids=["asyncio-timeout", "anyio-cancel-scope"])
+def test_a_cancel_from_outside_the_body_read_is_not_a_408(monkeypatch: pytest.MonkeyPatch, on_asyncio: bool) -> None:
+    from streamkit import http
+
+    monkeypatch.setattr(http, "_on_asyncio", lambda: on_asyncio)
+
+    async def go() -> None:
+        with anyio.move_on_after(0.1) as scope:
+            await read_json(_body_request(_trickle([b"{", b"}"], 10)), Limits(body_timeout=5))
+        assert scope.cancelled_caught
+        # The scope's cancel was taken back: the task is not left cancelling.
+        await anyio.sleep(0)
+
+    anyio.run(go)
+
+
+def test_a_client_gone_while_sending_the_body_is_a_400() -> None:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def go() -> None:
+        with pytest.raises(HTTPError) as caught:
+            await read_json(_body_request(receive), Limits())
+        assert (caught.value.status, caught.value.field) == (400, "body")
+
+    anyio.run(go)
 
 
 @pytest.mark.parametrize("protocol", ["aisdk", "agui"])

@@ -76,7 +76,7 @@ def encode(
     return encode_frames(events, mapper, expose_errors=expose_errors, on_error=on_error)
 
 
-_HEADERS = {"content-type": MEDIA_TYPE}
+_HEADERS: Mapping[str, str] = {"content-type": MEDIA_TYPE}
 
 
 class AGUIResponse(EventStreamResponse):
@@ -94,7 +94,8 @@ class AGUIResponse(EventStreamResponse):
         send_timeout: float | None = 30.0,
         on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
-        merged = {**headers, "content-type": MEDIA_TYPE} if headers else _HEADERS  # bare: no charset
+        # The bare type, whatever the caller's headers say (set before the headers are encoded: no charset added).
+        merged = {**headers, "content-type": MEDIA_TYPE} if headers else _HEADERS
         super().__init__(
             content, headers=merged, heartbeat=heartbeat, send_timeout=send_timeout, on_shutdown=on_shutdown
         )

@@ -24,7 +24,7 @@ and the interrupts ``resume`` answers.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -155,6 +155,15 @@ def _last_state(messages: list[UIMessage]) -> Any:
     return None
 
 
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
+def _run_id() -> str:
+    """``run-`` and the hex of a random version 4 UUID: ``uuid.uuid4().hex``'s bits without its object."""
+    return f"run-{int.from_bytes(os.urandom(16)) & _UUID4_CLEAR | _UUID4_SET:032x}"
+
+
 def to_run_input(
     request: ChatRequest,
     *,
@@ -167,7 +176,7 @@ def to_run_input(
     continued = continued_message(request)
     return RunInput(
         thread_id=request.id,
-        run_id=run_id or f"run-{uuid.uuid4().hex}",
+        run_id=run_id or _run_id(),
         messages=messages,
         state=_last_state(request.messages),
         resume=[

@@ -102,9 +102,10 @@ class UIMessageStreamResponse(EventStreamResponse):
         send_timeout: float | None = 30.0,
         on_shutdown: Callable[[], bytes] | None = None,
     ) -> None:
-        merged = dict(UI_MESSAGE_STREAM_HEADERS)
+        # The five headers carry the bare type: Starlette would add a charset, the reference server sends none.
+        merged = UI_MESSAGE_STREAM_HEADERS
         if headers:
-            merged.update({k.lower(): v for k, v in headers.items()})
+            merged = {**merged, **{k.lower(): v for k, v in headers.items()}}
         super().__init__(
             content,
             status_code=status_code,
@@ -112,7 +113,7 @@ class UIMessageStreamResponse(EventStreamResponse):
             heartbeat=heartbeat,
             send_timeout=send_timeout,
             on_shutdown=on_shutdown,
-        )  # the content type as given: bare, as the reference server sends it (Starlette's would add a charset)
+        )
 
 
 def mapper_for(body: ChatRequest, run: RunInput, *, sdk_version: int = 7, strict: bool = False) -> AISDKMapper:

@@ -452,3 +452,16 @@ def test_parse_chat_request_names_the_field_or_the_limit() -> None:
         with pytest.raises(HTTPError) as info:
             parse_chat_request(data, limits)
         assert (info.value.status, info.value.field) == (status, field)
+
+
+def test_a_run_without_an_id_gets_a_fresh_uuid4() -> None:
+    import uuid
+
+    body = ChatRequest.model_validate({"id": "c", "messages": []})
+    ids = {to_run_input(body).run_id for _ in range(200)}
+    assert len(ids) == 200
+    for run_id in ids:
+        assert run_id.startswith("run-")
+        value = uuid.UUID(run_id[4:])
+        assert (value.hex, value.version, value.variant) == (run_id[4:], 4, uuid.RFC_4122)
+    assert to_run_input(body, run_id="given").run_id == "given"

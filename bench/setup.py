@@ -1,0 +1,253 @@
+"""The server's cost to set up one stream, in process: ``python -m bench.setup [ROUTE ...]``.
+
+The idle routes of :mod:`bench.server` are driven through the ASGI app directly, as uvicorn calls it (its
+scope, a ``receive`` that hands over the body and then waits for the client to leave, a ``send`` that only
+notes what it was given), with no socket and no HTTP parser: what is measured is the app's own work, from
+the request to its first frame sent, with every stream kept open (the collector then scans them, as it does
+on a server holding them).
+
+``--count`` counts instructions under ``valgrind --tool=callgrind``: only the measured streams are counted
+(collection is switched on inside one C call, ``functools.reduce``, that runs them), so the figure is the
+same run after run. Without it, the CPU time per stream is printed (the least of ``--repeat`` runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import gc
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import orjson
+
+ROUTES = ("plain", "aisdk", "agui", "detached", "resumable")
+"""The idle routes of :mod:`bench.server`, the baseline first."""
+
+_HEAD = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"connection", b"close")]
+
+
+def _body(route: str, i: int) -> bytes:
+    from .server import AGUI_BODY, AISDK_BODY
+
+    if route == "agui":
+        return orjson.dumps({**AGUI_BODY, "threadId": f"thread_{i}", "runId": f"run_{i}"})
+    return orjson.dumps({**AISDK_BODY, "id": f"chat_{i}"})
+
+
+class _Stream:
+    """One request: uvicorn's scope, its ``receive`` and a ``send`` that notes the first frame."""
+
+    __slots__ = ("body", "first", "gone", "scope", "sent")
+
+    def __init__(self, route: str, i: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.body: bytes | None = _body(route, i)
+        self.scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": ("127.0.0.1", 8000),
+            "client": ("127.0.0.1", 40000 + i % 20000),
+            "scheme": "http",
+            "root_path": "",
+            "headers": [*_HEAD, (b"content-length", str(len(self.body)).encode())],
+            "state": {},
+            "method": "POST",
+            "path": f"/idle/{route}",
+            "raw_path": f"/idle/{route}".encode(),
+            "query_string": b"",
+        }
+        self.first: asyncio.Future[None] = loop.create_future()
+        self.gone: asyncio.Event = asyncio.Event()
+        self.sent: list[Any] = []
+
+    async def receive(self) -> dict[str, Any]:
+        body = self.body
+        if body is not None:
+            self.body = None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and message["status"] != 200:
+            self.sent.append(message)
+        if message["type"] == "http.response.body":
+            if self.sent:
+                raise RuntimeError(f"status {self.sent[0]['status']}: {message.get('body', b'')[:200]!r}")
+            if message.get("body") and not self.first.done():
+                self.first.set_result(None)
+
+
+class Harness:
+    """The app of :mod:`bench.server` started (its lifespan run), and the streams opened on it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        from .server import app
+
+        self.loop = loop
+        self.app = app(hold=3600.0, heartbeat=15.0)
+        self.open: list[tuple[_Stream, asyncio.Task[None]]] = []
+        self.opened = 0
+
+    async def start(self) -> None:
+        """Run the app's lifespan startup."""
+        started: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        await started.put({"type": "lifespan.startup"})
+        up = self.loop.create_future()
+
+        async def send(message: dict[str, Any]) -> None:
+            if not up.done():
+                up.set_result(message)
+
+        never = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            if not started.empty():
+                return await started.get()
+            await never.wait()
+            return {"type": "lifespan.shutdown"}
+
+        call: Any = self.app
+        self.lifespan = self.loop.create_task(call({"type": "lifespan", "state": {}}, receive, send))
+        message = await up
+        if message["type"] != "lifespan.startup.complete":
+            raise RuntimeError(f"the app did not start: {message}")
+
+    async def streams(self, route: str, n: int) -> None:
+        """Open ``n`` streams of ``route``, one after the other, each to its first frame; keep them open."""
+        call: Any = self.app
+        for _ in range(n):
+            stream = _Stream(route, self.opened, self.loop)
+            self.opened += 1
+            task: asyncio.Task[None] = self.loop.create_task(call(stream.scope, stream.receive, stream.send))
+            await stream.first
+            self.open.append((stream, task))
+
+
+def _loop(name: str) -> asyncio.AbstractEventLoop:
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+def measure(route: str, streams: int, warm: int, loop_name: str, freeze: bool, collect: bool) -> tuple[float, float]:
+    """CPU seconds per stream of ``route`` (the measured ``streams`` after ``warm`` ones, all kept open), and
+    the objects the collector tracks that each open stream holds. Without ``collect`` the collector is off
+    while the streams are opened: the work alone, the same run after run (a full collection, which
+    scans the whole heap, falls in the measured window or not as the heap's size decides)."""
+    loop = _loop(loop_name)
+    asyncio.set_event_loop(loop)
+    harness = Harness(loop)
+    loop.run_until_complete(harness.start())
+    loop.run_until_complete(harness.streams(route, warm))
+    gc.collect()
+    if freeze:
+        gc.freeze()
+    tracked = len(gc.get_objects())
+    if not collect:
+        gc.disable()
+
+    def measured(_: object, __: object) -> float:
+        start = time.process_time()
+        loop.run_until_complete(harness.streams(route, streams))
+        return time.process_time() - start
+
+    # The measured streams run inside one C call (functools.reduce): callgrind counts only within it.
+    cpu: Any = functools.reduce(measured, [None, None])
+    gc.enable()
+    gc.collect()
+    held = (len(gc.get_objects()) - tracked) / streams
+    return float(cpu) / streams, held
+
+
+def _counted(route: str, args: argparse.Namespace) -> tuple[int, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--toggle-collect=functools_reduce",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "bench.setup",
+            route,
+            "--streams",
+            str(args.streams),
+            "--warm",
+            str(args.warm),
+            "--loop",
+            args.loop,
+            *(["--freeze"] if args.freeze else []),
+            *(["--no-gc"] if args.no_gc else []),
+        ]
+        env = {**os.environ, "PYTHONHASHSEED": "0", "_BENCH_SETUP_CHILD": "1"}
+        done = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
+        held = float(done.stdout.split()[-1])
+        if args.keep:
+            kept = f"callgrind.setup.{route}.out"
+            with open(out, "rb") as src, open(kept, "wb") as dst:
+                dst.write(src.read())
+        with open(out) as f:
+            for line in f:
+                if line.startswith(("summary:", "totals:")):
+                    return int(re.split(r"\s+", line.strip())[1]), held
+    raise RuntimeError("callgrind wrote no totals")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the chosen routes and print each one's cost per stream and its ratio to the plain route."""
+    parser = argparse.ArgumentParser(prog="python -m bench.setup", description=__doc__)
+    parser.add_argument("routes", nargs="*", metavar="ROUTE", help=f"any of {', '.join(ROUTES)} (default: all)")
+    parser.add_argument("--streams", type=int, default=1000, help="measured streams (default 1000)")
+    parser.add_argument("--warm", type=int, default=200, help="streams opened first, unmeasured (default 200)")
+    parser.add_argument("--loop", default="uvloop", choices=("uvloop", "asyncio"))
+    parser.add_argument("--freeze", action="store_true", help="gc.freeze() the warmed-up heap")
+    parser.add_argument("--no-gc", action="store_true", help="the collector off while the streams are opened")
+    parser.add_argument("--count", action="store_true", help="count instructions under callgrind")
+    parser.add_argument("--keep", action="store_true", help="--count: keep callgrind.setup.<route>.out here")
+    parser.add_argument("--repeat", type=int, default=5, help="without --count: runs per route, alternating")
+    args = parser.parse_args(argv)
+    routes = args.routes or list(ROUTES)
+    if not args.count and len(routes) == 1 and os.environ.get("_BENCH_SETUP_CHILD"):
+        cpu, held = measure(routes[0], args.streams, args.warm, args.loop, args.freeze, not args.no_gc)
+        print(cpu, held)
+        return 0
+    results: dict[str, float] = {}
+    objects: dict[str, float] = {}
+    if args.count:
+        for route in routes:
+            count, objects[route] = _counted(route, args)
+            results[route] = count / args.streams
+        unit = "instructions"
+    else:
+        seen: dict[str, list[float]] = {r: [] for r in routes}
+        env = {**os.environ, "_BENCH_SETUP_CHILD": "1"}
+        for _ in range(args.repeat):
+            for route in routes:
+                cmd = [sys.executable, "-m", "bench.setup", route, "--streams", str(args.streams)]
+                cmd += ["--warm", str(args.warm), "--loop", args.loop, *(["--freeze"] if args.freeze else [])]
+                cmd += ["--no-gc"] if args.no_gc else []
+                done = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
+                cpu, objects[route] = map(float, done.stdout.split()[-2:])
+                seen[route].append(cpu * 1e6)
+        results = {r: min(v) for r, v in seen.items()}
+        unit = "us CPU (least)"
+    plain = results.get("plain")
+    for route, value in results.items():
+        ratio = f"  {value / plain:.2f}x plain" if plain else ""
+        print(f"{route:10} {value:12,.0f} {unit} per stream{ratio}; {objects[route]:,.0f} tracked objects held")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
