@@ -162,7 +162,8 @@ def test_redis_killed_mid_stream_ends_every_reader_and_runs_work_once_it_is_back
                 tail = [p for _, p in events(reader.body)][-2:]
                 assert reader.error is None and tail[0]["type"] == "abort" and tail[1] == "[DONE]"
             dialect = client.post(a.url + "/api/agent/stream", json={"agentId": "d2", "message": "go"}, headers=ALICE)
-            assert dialect.status_code == 200 and events(dialect.content)[-1][0] == "done"
+            why = (dialect.text[:300], log_a.read_text().splitlines()[-5:])  # what the worker said, should it fail
+            assert dialect.status_code == 200 and events(dialect.content)[-1][0] == "done", why
     finally:
         for worker in workers:
             worker.stop()
