@@ -37,6 +37,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from .offload import breathe, offloaded, run_offloaded
+from .sse import on_asyncio
 
 __all__ = [
     "MAX_FIELD_ERRORS",
@@ -307,7 +308,7 @@ async def read_body(request: Request, limits: Limits) -> bytes:
             chunks = [request._body]
             if len(request._body) > limits.max_body_bytes:
                 raise _too_large(limits)
-        elif _on_asyncio():
+        elif on_asyncio():
             chunks = await _receive_body_within(request, limits)
         else:
             with anyio.fail_after(limits.body_timeout):
@@ -395,15 +396,6 @@ async def _receive_body_within(request: Request, limits: Limits) -> list[bytes]:
 def _expire(task: asyncio.Task[Any], fired: list[bool]) -> None:
     fired.append(True)
     task.cancel()
-
-
-def _on_asyncio() -> bool:
-    """Whether this runs on an asyncio event loop (else another anyio backend: trio)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _decode(raw: bytes, limits: Limits) -> Any:

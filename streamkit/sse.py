@@ -165,7 +165,7 @@ class EventStreamResponse(Response):
                 await self._head(send)
             else:
                 # (Run here rather than in a method of its own: a coroutine frame fewer for every open stream.)
-                if _on_asyncio():
+                if on_asyncio():
                     await live.run(receive, send)
                 else:
                     await live.run_portable(receive, send)
@@ -495,7 +495,7 @@ class _Live:
         # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
         # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
         response = self.response
-        coalesce = response.max_batch_bytes > 0 and _on_asyncio()
+        coalesce = response.max_batch_bytes > 0 and on_asyncio()
         frames = aiter(response.body_iterator)
         ready = 0  # frames in a row that were there at once
         monotonic = time.monotonic
@@ -641,7 +641,8 @@ def server_stopping() -> bool:
         return False
 
 
-def _on_asyncio() -> bool:
+def on_asyncio() -> bool:
+    """Whether this runs on an asyncio event loop (else another anyio backend: trio)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -311,7 +311,7 @@ def test_the_body_timeout_holds_with_either_timer(monkeypatch: pytest.MonkeyPatc
     # trickling one is a 408, and a body already read (by the authorize hook, say) is read again.
     from streamkit import http
 
-    monkeypatch.setattr(http, "_on_asyncio", lambda: on_asyncio)
+    monkeypatch.setattr(http, "on_asyncio", lambda: on_asyncio)
 
     async def go() -> None:
         chunks = [b'{"a": ', b"[1, 2", b"]}"]
@@ -333,7 +333,7 @@ def test_the_body_timeout_holds_with_either_timer(monkeypatch: pytest.MonkeyPatc
 def test_a_cancel_from_outside_the_body_read_is_not_a_408(monkeypatch: pytest.MonkeyPatch, on_asyncio: bool) -> None:
     from streamkit import http
 
-    monkeypatch.setattr(http, "_on_asyncio", lambda: on_asyncio)
+    monkeypatch.setattr(http, "on_asyncio", lambda: on_asyncio)
 
     async def go() -> None:
         with anyio.move_on_after(0.1) as scope:
