@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -280,17 +280,18 @@ async def test_the_writer_sees_a_lost_run(make: Factory) -> None:
     assert not await writer.finish(b"z")
 
 
+async def follow_slowly(store: StreamStore, seen: list[tuple[int, bytes]], pause: float) -> None:
+    """Read run ``r`` to its end into ``seen``, pausing ``pause`` seconds after each entry (a slow reader)."""
+    async for item in store.read("r", dead=DEAD):
+        seen.append(item)
+        await asyncio.sleep(pause)
+
+
 async def test_a_slow_reader_misses_nothing(make: Factory) -> None:
     store, peer = make()
     await store.create("r", owner="o")
     seen: list[tuple[int, bytes]] = []
-
-    async def slow() -> None:
-        async for item in peer.read("r", dead=DEAD):
-            seen.append(item)
-            await asyncio.sleep(0.001)
-
-    task = asyncio.create_task(slow())
+    task = asyncio.create_task(follow_slowly(peer, seen, 0.001))
     for i in range(200):
         await store.append("r", [str(i).encode()])
     await store.finish("r", b"end")
@@ -562,7 +563,7 @@ async def test_redis_store_keeps_only_what_its_readers_have_yet_to_read(redis_ur
             await store.append("r", [b"x" * 30])
         written = store._writing["r"]
         assert [seq for seq, _, _ in written.entries] == [3, 4, 5]
-        reader = store.read("r")
+        reader = cast(AsyncGenerator[tuple[int, bytes], None], store.read("r"))  # it is one; aclose is used
         assert [await anext(reader) for _ in range(5)] == [(i + 1, b"x" * 30) for i in range(5)]  # 1-2 from Redis
         await store.append("r", [b"y"])
         assert [seq for seq, _, _ in written.entries] == [6]  # the reader has 5
@@ -580,13 +581,7 @@ async def test_redis_reader_far_behind_the_writer_catches_up_from_redis(redis_ur
     try:
         await store.create("r", owner="o")
         seen: list[tuple[int, bytes]] = []
-
-        async def slow() -> None:
-            async for item in store.read("r", dead=DEAD):
-                seen.append(item)
-                await asyncio.sleep(0.002)
-
-        task = asyncio.create_task(slow())
+        task = asyncio.create_task(follow_slowly(store, seen, 0.002))
         for i in range(100):
             await store.append("r", [b"%d" % i * 10])
         await store.finish("r", b"end")
