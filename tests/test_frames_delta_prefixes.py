@@ -128,19 +128,25 @@ _RUNS: dict[str, list[ChatEvent]] = {
 }
 
 
+async def _three_ways(deltas: list[ChatEvent], fails: bool, coalesce: int, max_frame_bytes: int) -> list[bytes]:
+    """The run's body from the ready drain, from the drain that writes each event as it comes, and from the
+    mapper's own frames (no hot path); the agent fails after the deltas when ``fails``."""
+    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextStart(id="b"), *deltas]
+    if not fails:
+        events.append(RunFinished())
+    return [
+        await _encode(source(events, fails), _Mapper(hot=hot), coalesce=coalesce, max_frame_bytes=max_frame_bytes)
+        for hot, source in [(True, _ready), (True, _coming), (False, _ready)]
+    ]
+
+
 @pytest.mark.parametrize("run", list(_RUNS))
 @pytest.mark.parametrize("coalesce", [1, 50, 16384])
 @pytest.mark.parametrize("fails", [False, True])
 async def test_runs_of_deltas_write_what_one_by_one_writes(run: str, coalesce: int, fails: bool) -> None:
     """The ready drain writes a run of deltas of one block together: the bytes are those of the drain that writes
     each event as it comes, and of the mapper's own frames, failures included (and what went out before them)."""
-    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextStart(id="b"), *_RUNS[run]]
-    if not fails:
-        events.append(RunFinished())
-    bodies = [
-        await _encode(source(events, fails), _Mapper(hot=hot), coalesce=coalesce, max_frame_bytes=2000)
-        for hot, source in [(True, _ready), (True, _coming), (False, _ready)]
-    ]
+    bodies = await _three_ways(_RUNS[run], fails, coalesce, 2000)
     assert bodies[0] == bodies[1] == bodies[2]
     assert bodies[0].endswith(b"\n\n") and b"data: \n\n" not in bodies[0]
 
@@ -161,12 +167,5 @@ async def test_any_run_of_deltas_writes_what_one_by_one_writes(
 ) -> None:
     """Any deltas (any code point, lone surrogates, seams' look-alikes, frames over the limit), of two blocks in
     any order: the ready drain's runs write the bytes the drain that writes each delta as it comes writes."""
-    events: list[ChatEvent] = [RunStarted(), TextStart(id="a"), TextStart(id="b")]
-    events += [TextDelta(id=block, delta=delta) for block, delta in deltas]
-    if not fails:
-        events.append(RunFinished())
-    bodies = [
-        await _encode(source(events, fails), _Mapper(hot=hot), coalesce=coalesce, max_frame_bytes=800)
-        for hot, source in [(True, _ready), (True, _coming), (False, _ready)]
-    ]
+    bodies = await _three_ways([TextDelta(id=block, delta=delta) for block, delta in deltas], fails, coalesce, 800)
     assert bodies[0] == bodies[1] == bodies[2]
