@@ -42,7 +42,7 @@ import hmac
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 
@@ -51,7 +51,7 @@ from .events.logs import run_logger
 from .frames import SHUTDOWN_TEXT, Mapper, frame
 from .http import HTTPError
 from .store import Lease, MemoryStore, RunClosed, RunInfo, RunTooLarge, StoreWriter, StreamStore
-from .store.base import raise_if_cancelled
+from .store.base import Release, Stop, hold_with_task
 from .stringify import dumps, js_value
 
 __all__ = [
@@ -225,6 +225,10 @@ def _summary(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def _reader_failed(run: str, exc: Exception) -> None:
+    logger.debug("run %s: the stream store failed under a reader (%s)", run, _summary(exc))
+
+
 @contextlib.asynccontextmanager
 async def _store_call() -> AsyncIterator[None]:
     try:
@@ -327,29 +331,28 @@ class Resumable:
         return run
 
     async def _drive(self, run: str, frames: AsyncIterable[bytes], endings: Endings) -> None:
-        # The frames are pumped in this task; the lease's watch runs beside it and, should it end first (a
-        # cancel, a lost lease, a failed store), stops the pump by cancelling this task. One task a run fewer
-        # than a pump of its own: a run that waits on its agent holds this task, the watch and the writer.
+        # The frames are pumped in this task, and the store holds the run's lease (StreamStore.hold): should the
+        # store say to stop first (a cancel, a lost lease, a failed store), it stops the pump by cancelling this
+        # task. A run that waits on its agent holds this task and, while frames come, its writer's flusher.
         writer = StoreWriter(self.store, run, interval=self.flush_interval, max_bytes=self.flush_bytes)
         task = asyncio.current_task()
         assert task is not None
         pumping = True
-        stopped = False  # the watch ended first and cancelled the pump
+        outcome: Lease | Exception | None = None  # why the store stopped the pump
 
-        def stop(_: asyncio.Task[Lease]) -> None:
-            nonlocal stopped
+        def stop(why: Lease | Exception) -> None:
+            nonlocal outcome
             if pumping:
-                stopped = True
+                outcome = why
                 task.cancel()
 
-        watch = asyncio.create_task(self._watch(run))
-        watch.add_done_callback(stop)
+        release = self._hold(run, stop)
         error: Exception | None = None
         try:
             try:
                 await self._pump(frames, writer)
             except asyncio.CancelledError:
-                if not stopped or task.uncancel() > 0:
+                if outcome is None or task.uncancel() > 0:
                     raise
             except Exception as exc:
                 error = exc
@@ -357,15 +360,12 @@ class Resumable:
                 pumping = False
         except asyncio.CancelledError:
             # This worker is shutting down: end the run properly rather than leave it to the lease.
-            watch.remove_done_callback(stop)
-            watch.cancel()
             with contextlib.suppress(Exception):
-                await asyncio.shield(writer.finish(endings.failed(SHUTDOWN_TEXT)))
+                await asyncio.shield(self._shut(release, writer, endings))
             raise
         try:
-            if not stopped:
-                watch.remove_done_callback(stop)
-                await _cancel(watch)  # awaited: no heartbeat may still be under way when the store is closed
+            await release()
+            if outcome is None:
                 if error is None:
                     await writer.finish()
                 elif isinstance(error, RunTooLarge):
@@ -376,17 +376,28 @@ class Resumable:
                     await writer.abort()
                 else:
                     await self._store_failed(run, writer, endings, error)
-            elif (failure := watch.exception()) is not None:
-                await self._store_failed(run, writer, endings, failure)
+            elif isinstance(outcome, Exception):
+                await self._store_failed(run, writer, endings, outcome)
+            elif outcome == "cancelled":
+                await writer.finish(endings.cancelled())
             else:
-                lease: Lease = watch.result()
-                if lease == "cancelled":
-                    await writer.finish(endings.cancelled())
-                else:
-                    self._lost(run)
-                    await writer.abort()
+                self._lost(run)
+                await writer.abort()
         except Exception as exc:  # the store failed as the run ended
             logger.warning("could not end the run in the stream store (%s; store key %s)", _summary(exc), run)
+
+    def _hold(self, run: str, stop: Stop) -> Release:
+        """The store's hold on ``run``'s lease (a store without :meth:`~streamkit.store.StreamStore.hold` gets a
+        task per run, :func:`~streamkit.store.base.hold_with_task`)."""
+        hold = getattr(self.store, "hold", None)
+        if hold is None:
+            return hold_with_task(self.store, run, self.heartbeat, stop)
+        return cast(Release, hold(run, self.heartbeat, stop))
+
+    @staticmethod
+    async def _shut(release: Release, writer: StoreWriter, endings: Endings) -> None:
+        await release()
+        await writer.finish(endings.failed(SHUTDOWN_TEXT))
 
     @staticmethod
     def _lost(run: str) -> None:
@@ -414,17 +425,6 @@ class Resumable:
             if aclose is not None:
                 await aclose()
 
-    async def _watch(self, run: str) -> Lease:
-        # Renews the lease and hears a cancel; a store call that fails ends the watch with its error.
-        store = self.store
-        while True:
-            raise_if_cancelled()
-            if await store.wait_cancel(run, self.heartbeat):
-                return "cancelled"
-            lease = await store.heartbeat(run)
-            if lease != "held":
-                return lease
-
     # -- reading and cancelling ----------------------------------------------------------------------
 
     async def read(
@@ -437,17 +437,18 @@ class Resumable:
         ``Last-Event-ID`` names the frame to resume after. Access must have been checked (:meth:`owned`).
         """
         point = after if isinstance(after, ResumePoint) else ResumePoint(after)
-        async for seq, data in self.entries(run, dead=dead, after=point.after):
-            if not seq:  # the store failed: the ending is not kept, so it has no id to resume from
-                yield data
-                continue
-            skip = point.skip if seq == point.after + 1 else 0
-            if ids:
-                data = with_ids(data, seq, skip=skip)
-            elif skip:
-                data = _without_frames(data, skip)
-            if data:
-                yield data
+        try:  # the store's entries, not entries(): one generator less for each open stream
+            async for seq, data in self.store.read(run, point.after, dead=dead):
+                skip = point.skip if seq == point.after + 1 else 0
+                if ids:
+                    data = with_ids(data, seq, skip=skip)
+                elif skip:
+                    data = _without_frames(data, skip)
+                if data:
+                    yield data
+        except Exception as exc:
+            _reader_failed(run, exc)
+            yield dead  # not kept in the store, so without an id to resume from
 
     async def entries(self, run: str, *, dead: bytes, after: int = 0) -> AsyncIterator[tuple[int, bytes]]:
         """The store's ``(seq, bytes)`` entries of ``run`` after ``after``, live until its end.
@@ -459,7 +460,7 @@ class Resumable:
             async for entry in self.store.read(run, after, dead=dead):
                 yield entry
         except Exception as exc:
-            logger.debug("run %s: the stream store failed under a reader (%s)", run, _summary(exc))
+            _reader_failed(run, exc)
             yield 0, dead
 
     async def cancel(self, run: str, owner: str) -> bool:
@@ -478,9 +479,3 @@ class Resumable:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.store.aclose()
-
-
-async def _cancel(task: asyncio.Task[Any]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task

@@ -8,23 +8,40 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreError, StoreLimits, StoreWriter, StreamStore
+from .base import (
+    Holder,
+    Lease,
+    Release,
+    RunClosed,
+    RunInfo,
+    RunTooLarge,
+    Stop,
+    StoreError,
+    StoreLimits,
+    StoreWriter,
+    StreamStore,
+    hold_with_task,
+)
 from .memory import MemoryStore
 
 if TYPE_CHECKING:
     from .redis import RedisStore
 
 __all__ = [
+    "Holder",
     "Lease",
     "MemoryStore",
     "RedisStore",
+    "Release",
     "RunClosed",
     "RunInfo",
     "RunTooLarge",
+    "Stop",
     "StoreError",
     "StoreLimits",
     "StoreWriter",
     "StreamStore",
+    "hold_with_task",
 ]
 
 

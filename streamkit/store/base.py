@@ -8,8 +8,11 @@ sequence number and then follows new ones live until the end entry.
 The writer holds a **lease** that it renews while it runs. A reader that finds the lease lapsed on a run
 that has not ended declares the writer dead: it ends the run itself with a closing frame the caller gives
 (protocol-valid after any prefix), so no reader waits forever. A run may be **cancelled** by anyone who can
-reach the store; the writer learns of it through :meth:`StreamStore.wait_cancel` or
-:meth:`StreamStore.heartbeat`.
+reach the store. The writer hands both to the store with :meth:`StreamStore.hold`: the store keeps the lease
+and tells the writer when to stop (a cancel, a lost run, a failed store). One store serves every run its
+worker writes that way, with no task or timer per run; :func:`hold_with_task` does it with a task per run,
+through :meth:`StreamStore.heartbeat` and :meth:`StreamStore.wait_cancel`, for a store that has nothing
+better.
 
 A run may be registered under a **chat** key: :meth:`StreamStore.active` then finds the run in progress for
 that chat. Ended runs are kept for ``ttl`` seconds, then forgotten; a run is bounded in bytes and frames.
@@ -22,26 +25,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from ..frames import frame_end
 
 __all__ = [
+    "Changes",
+    "Holder",
     "Lease",
+    "Release",
     "RunClosed",
     "RunInfo",
     "RunTooLarge",
+    "Stop",
     "StoreError",
     "StoreLimits",
     "StoreWriter",
     "StreamStore",
+    "hold_with_task",
 ]
 
 Lease: TypeAlias = Literal["held", "cancelled", "lost"]
 """What a heartbeat learns: the lease is renewed (``held``), renewed but the run was asked to stop
 (``cancelled``), or the run has ended or is gone (``lost``: the writer must stop)."""
+
+Stop: TypeAlias = Callable[[Lease | Exception], None]
+"""What :meth:`StreamStore.hold` calls when its writer must stop: with ``"cancelled"``, ``"lost"``, or the
+exception of a store call that failed."""
+
+Release: TypeAlias = Callable[[], Awaitable[None]]
+"""What :meth:`StreamStore.hold` returns: awaited once the writer is done, before it ends the run."""
 
 
 async def wait_set(event: asyncio.Event, timeout: float) -> bool:
@@ -68,7 +83,104 @@ def raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
+class Changes:
+    """Wakes whoever waits for a run's next change (a new entry, its end, its writer gone).
+
+    Not an ``asyncio.Event`` made anew for every change: that is a deque of several hundred bytes per run, where
+    this holds one small future per waiter while someone waits, and nothing otherwise."""
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def notify(self) -> None:
+        """Wake every waiter."""
+        waiters, self._waiters = self._waiters, None
+        if waiters:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the next :meth:`notify`, at most ``timeout`` seconds (``None``: no bound); whether it came."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters
+        if waiters is None:
+            self._waiters = waiters = []
+        waiters.append(waiter)
+        try:
+            if timeout is None:
+                await waiter
+            else:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(timeout):
+                        await waiter
+        finally:
+            if self._waiters is waiters:  # not notified (a timeout, a cancel): the waiter goes
+                waiters.remove(waiter)
+                if not waiters:
+                    self._waiters = None
+        return waiter.done() and not waiter.cancelled()
+
+
 RunStatus: TypeAlias = Literal["running", "finished", "abandoned"]
+
+
+class Holder:
+    """One writer's hold on a run, as a store keeps it: :meth:`end` calls the writer's ``stop`` once, and never
+    after :meth:`drop` (the writer released the run)."""
+
+    __slots__ = ("_stop",)
+
+    def __init__(self, stop: Stop) -> None:
+        self._stop: Stop | None = stop
+
+    @property
+    def held(self) -> bool:
+        """True until the writer is told to stop or releases the run."""
+        return self._stop is not None
+
+    def end(self, why: Lease | Exception) -> None:
+        """Tell the writer to stop, once."""
+        stop, self._stop = self._stop, None
+        if stop is not None:
+            stop(why)
+
+    def drop(self) -> None:
+        """The writer released the run: tell it nothing more."""
+        self._stop = None
+
+
+def hold_with_task(store: StreamStore, run: str, every: float, stop: Stop) -> Release:
+    """:meth:`StreamStore.hold` with a task per run: it waits up to ``every`` seconds for a cancel
+    (:meth:`StreamStore.wait_cancel`), renews the lease (:meth:`StreamStore.heartbeat`), and calls ``stop``
+    when either says to stop or a store call fails. For a store with no cheaper way to keep many leases."""
+    holder = Holder(stop)
+
+    async def watch() -> None:
+        try:
+            while True:
+                raise_if_cancelled()
+                if await store.wait_cancel(run, every):
+                    holder.end("cancelled")
+                    return
+                lease = await store.heartbeat(run)
+                if lease != "held":
+                    holder.end(lease)
+                    return
+        except Exception as exc:
+            holder.end(exc)
+
+    task = asyncio.create_task(watch(), name=f"streamkit-lease:{run}")
+
+    async def release() -> None:
+        holder.drop()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # no heartbeat may still be under way when the store is closed
+
+    return release
 
 
 class StoreError(Exception):
@@ -162,6 +274,15 @@ class StreamStore(Protocol):
         If the writer's lease lapses while the run is running, the run is ended with ``dead`` as its
         closing bytes (by whichever reader notices first), and that entry is yielded last. An unknown or
         expired run yields nothing.
+        """
+        ...
+
+    def hold(self, run: str, every: float, stop: Stop) -> Release:
+        """Keep the writer's lease on ``run`` (renewed at least every ``every`` seconds) until the returned release
+        is awaited, and call ``stop`` once, from the event loop, when the writer must stop: ``"cancelled"`` (a
+        cancel was asked, on any worker), ``"lost"`` (the run ended or is gone) or the exception of a failed store
+        call. ``stop`` must not block; it is not called after the release. A store may keep every hold of its
+        worker in one task (or, in this process's memory, with none); :func:`hold_with_task` is the fallback.
         """
         ...
 

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .base import Lease, RunClosed, RunInfo, RunStatus, RunTooLarge, StoreLimits, wait_set
+from .base import (
+    Changes,
+    Holder,
+    Lease,
+    Release,
+    RunClosed,
+    RunInfo,
+    RunStatus,
+    RunTooLarge,
+    Stop,
+    StoreLimits,
+    wait_set,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -24,28 +37,22 @@ class _Run:
     frames: int = 0
     size: int = 0
     expires: float = float("inf")
-    # Made by the first one to wait on them and dropped once set: a run nobody waits on, and an ended run
-    # (kept for its ttl), holds no event.
-    changed: asyncio.Event | None = None
+    changes: Changes = field(default_factory=Changes)
+    # Made by the first one to wait on it and dropped once set: a run nobody waits on, and an ended run (kept for
+    # its ttl), holds no event.
     cancel_event: asyncio.Event | None = None
+    holder: Holder | None = None  # the writer's hold (its lease does not lapse while held)
 
     def notify(self) -> None:
-        if self.changed is not None:
-            self.changed.set()
-            self.changed = None
-
-    def change(self) -> asyncio.Event:
-        """The event the next :meth:`notify` sets."""
-        if self.changed is None:
-            self.changed = asyncio.Event()
-        return self.changed
+        self.changes.notify()
 
 
 class MemoryStore:
     """Runs kept in a dict of this process; readers are woken by events, leases use the monotonic clock.
 
     Suitable for a single worker process. Expired runs are swept on :meth:`create` (at most twice per
-    ``ttl``) and on lookup.
+    ``ttl``) and on lookup. A run held by its writer (:meth:`hold`) keeps its lease until released, with no timer:
+    the writer is in this process, and so is every reader that could find it gone.
     """
 
     def __init__(self, limits: StoreLimits | None = None) -> None:
@@ -85,6 +92,9 @@ class MemoryStore:
         if entry.cancel_event is not None:
             entry.cancel_event.set()
             entry.cancel_event = None
+        holder, entry.holder = entry.holder, None
+        if holder is not None:  # ended by someone else than its writer, which releases it first
+            holder.end("lost")
         entry.notify()
 
     # -- StreamStore ---------------------------------------------------------------------------------
@@ -114,7 +124,8 @@ class MemoryStore:
         entry.size += len(data)
         entry.frames += len(frames)
         entry.entries.append(data)
-        entry.lease_until = time.monotonic() + limits.lease
+        if entry.holder is None:
+            entry.lease_until = time.monotonic() + limits.lease
         entry.notify()
         return len(entry.entries)
 
@@ -145,14 +156,37 @@ class MemoryStore:
             if wait <= 0:
                 self._end(run, entry, dead, "abandoned")
                 continue
-            await wait_set(entry.change(), wait)
+            await entry.changes.wait(None if wait == math.inf else wait)  # held: no bound but the release
+
+    def hold(self, run: str, every: float, stop: Stop) -> Release:
+        """Hold the run's lease until released (no renewals: see the class); ``stop`` is called on a cancel, or
+        when someone else ends the run."""
+        entry = self._get(run)
+        holder = Holder(stop)
+        if entry is None or entry.status != "running":
+            asyncio.get_running_loop().call_soon(holder.end, "lost")
+        elif entry.cancelled:
+            asyncio.get_running_loop().call_soon(holder.end, "cancelled")
+        else:
+            entry.holder = holder
+            entry.lease_until = math.inf
+
+        async def release() -> None:
+            holder.drop()
+            if entry is not None and entry.holder is holder:
+                entry.holder = None
+                entry.lease_until = time.monotonic() + self.limits.lease
+                entry.notify()  # the readers' wait has a bound again
+
+        return release
 
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease."""
         entry = self._get(run)
         if entry is None or entry.status != "running":
             return "lost"
-        entry.lease_until = time.monotonic() + self.limits.lease
+        if entry.holder is None:
+            entry.lease_until = time.monotonic() + self.limits.lease
         return "cancelled" if entry.cancelled else "held"
 
     async def cancel(self, run: str) -> bool:
@@ -163,6 +197,8 @@ class MemoryStore:
         entry.cancelled = True
         if entry.cancel_event is not None:
             entry.cancel_event.set()
+        if entry.holder is not None:
+            entry.holder.end("cancelled")
         return True
 
     async def wait_cancel(self, run: str, timeout: float) -> bool:

@@ -26,6 +26,11 @@ has no stream, and ``NOMKSTREAM`` refuses to make one. The writer's end entry go
 ``XADD`` and a script that changes the status only if that entry took. So a reader sees either a running run or
 its end entry, never a half-ended run.
 
+The leases of every run a worker writes are kept by one task of its store (:meth:`RedisStore.hold`): every
+``every`` seconds it renews them all in one pipeline of the heartbeat script, which also reads each run's cancel
+flag; a run named on the cancel channel is checked at once, and so is every held run when the subscription is
+(re)confirmed, since a cancel published while it was away went unheard.
+
 Followers on other workers block in ``XREAD BLOCK`` (no polling while frames flow): one round trip per batch.
 When one wakes empty-handed, it reads, checks the status and the lease in one ``MULTI``, sleeping at most until
 the lease would lapse. A follower on the worker writing the run (the POST response) takes each entry from that
@@ -50,7 +55,19 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
 from ..events.logs import run_logger
-from .base import Lease, RunClosed, RunInfo, RunTooLarge, StoreLimits, raise_if_cancelled, wait_set
+from .base import (
+    Changes,
+    Holder,
+    Lease,
+    Release,
+    RunClosed,
+    RunInfo,
+    RunTooLarge,
+    Stop,
+    StoreLimits,
+    raise_if_cancelled,
+    wait_set,
+)
 
 __all__ = ["RedisStore"]
 
@@ -122,11 +139,7 @@ class _Written:
 
     ``entries`` holds ``(seq, data, end)`` for consecutive sequence numbers up to ``seq``, each put here once Redis
     has it: those that some reader of this worker has yet to read (all of them until a first reader comes), within
-    the store's ``window`` bytes. ``readers`` maps each of those readers to the last sequence number it read.
-
-    ``clear`` is the cancel subscription's epoch in which the run's cancel flag was last seen clear (``None``: not
-    while the subscription was up); ``heard``: a cancel was published for the run since. While the subscription
-    stays in that epoch, a cancel cannot pass unheard, so the writer's wait for one need not read the flag."""
+    the store's ``window`` bytes. ``readers`` maps each of those readers to the last sequence number it read."""
 
     keys: list[str]
     seq: int = 0
@@ -138,14 +151,11 @@ class _Written:
     readers: dict[object, int] = field(default_factory=dict)
     followed: bool = False
     open: bool = True  # False once this store no longer appends to the run (it ended, or was lost)
-    clear: int | None = None
-    heard: bool = False
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    changes: Changes = field(default_factory=Changes)
 
     def notify(self) -> None:
         """Wake the readers that wait for the next entry."""
-        self.changed.set()
-        self.changed = asyncio.Event()
+        self.changes.notify()
 
     def keep(self, seq: int, data: bytes, end: bool, window: int) -> None:
         """Entry ``seq`` is in Redis: keep it for the readers, and drop what they all have read (the oldest first
@@ -249,8 +259,11 @@ class RedisStore:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
-        self._live = False  # the cancel subscription is confirmed, and not lost since
-        self._epoch = 0  # counts the subscription's losses
+        self._held: dict[str, Holder] = {}  # the runs whose leases this store keeps (hold)
+        self._due: set[str] = set()  # held runs to check at once (named on the cancel channel)
+        self._due_wake = asyncio.Event()
+        self._every = 0.0  # how often the keeper renews the held leases
+        self._keeper: asyncio.Task[None] | None = None
         self._owns_client = False
         self._writing: dict[str, _Written] = {}  # the runs this store appends to
         self._chat_of: dict[str, str] = {}
@@ -298,11 +311,11 @@ class RedisStore:
         meta_json = json.dumps(dict(meta or {}), separators=(",", ":"))
         args = [owner, chat if chat is not None else "", meta_json, _ms(self.limits.lease), self._keep_ms]
         keys = self._keys(run)
-        sent, epoch = time.monotonic(), self._epoch if self._live else None
+        sent = time.monotonic()
         created = await self._call(self._create, keys, args)
         if not created:
             return False
-        self._writing[run] = _Written(keys, renewed=sent, clear=epoch)
+        self._writing[run] = _Written(keys, renewed=sent)
         if chat is not None:
             await self.client.set(self._chat_key(chat), run, px=self._keep_ms)
             self._chat_of[run] = chat
@@ -448,7 +461,7 @@ class RedisStore:
                 if kept is not None and local.open and follow:
                     # Caught up with this worker's writer: wait for its next append. Woken by anything else (an
                     # append that failed), or by nothing for ``block`` seconds: check the run in Redis, below.
-                    if not await wait_set(local.changed, self.block) or not local.after(last):
+                    if not await local.changes.wait(self.block) or not local.after(last):
                         follow = 0
                     continue
                 if not local.open:  # this store no longer writes the run: what is left of it is in Redis
@@ -488,30 +501,96 @@ class RedisStore:
 
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease (and the keys' safety expiry, and the chat pointer's) in one round trip."""
+        (result,) = await self._renew([run])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def _renew(self, runs: Sequence[str]) -> list[Lease | Exception]:
+        """The heartbeat script for each of ``runs``, pipelined (with the chat pointers' expiry): each one's lease,
+        or the error its script met. Raises what fails the whole pipeline (the connection)."""
         args = [_ms(self.limits.lease), self._keep_ms]
-        sent, epoch = time.monotonic(), self._epoch if self._live else None
-        chat = self._chat_of.get(run)
-        if chat is None:
-            result = await self._call(self._heartbeat, self._keys(run), args)
-        else:
-            pipe = self._r.pipeline(transaction=False)
-            _evalsha(pipe, self._heartbeat, self._keys(run), args)
-            pipe.pexpire(self._chat_key(chat), self._keep_ms)
-            result, _ = await pipe.execute(raise_on_error=False)
-            if isinstance(result, NoScriptError):
-                await _load(self._heartbeat)
-                result = await self._call(self._heartbeat, self._keys(run), args)
-            elif isinstance(result, Exception):
-                raise result
-        if result == b"lost":
-            self._forget(run)
-        elif (written := self._writing.get(run)) is not None:
-            written.renewed = sent
-            if result == b"held":
-                written.clear = epoch
+        out: list[Lease | Exception] = []
+        for first in range(0, len(runs), 512):
+            chunk = runs[first : first + 512]
+            sent = time.monotonic()
+            for _ in range(2):
+                pipe = self._r.pipeline(transaction=False)
+                for run in chunk:
+                    _evalsha(pipe, self._heartbeat, self._keys(run), args)
+                    chat = self._chat_of.get(run)
+                    if chat is not None:
+                        pipe.pexpire(self._chat_key(chat), self._keep_ms)
+                replies = await pipe.execute(raise_on_error=False)
+                results, at = [], 0
+                for run in chunk:
+                    results.append(replies[at])
+                    at += 2 if run in self._chat_of else 1
+                if not any(isinstance(r, NoScriptError) for r in results):
+                    break
+                await _load(self._heartbeat)  # the server lost its scripts (a restart)
+            for run, result in zip(chunk, results, strict=True):
+                if isinstance(result, Exception):
+                    out.append(result)
+                    continue
+                lease = cast(Lease, result.decode() if isinstance(result, bytes) else result)
+                if lease == "lost":
+                    self._forget(run)
+                elif (written := self._writing.get(run)) is not None:
+                    written.renewed = sent
+                out.append(lease)
+        return out
+
+    def hold(self, run: str, every: float, stop: Stop) -> Release:
+        """Keep the run's lease with this store's keeper task, which renews every held lease in one pipeline at
+        least every ``every`` seconds and checks a run at once when its cancel is published (see the module)."""
+        holder = Holder(stop)
+        held = self._held
+        self._every = every if not held else min(self._every, every)
+        held[run] = holder
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(  # in a context of its own: it serves every run, not one
+                self._keep(), name="streamkit-store-leases", context=contextvars.Context()
+            )
+
+        async def release() -> None:
+            holder.drop()
+            if held.get(run) is holder:
+                del held[run]
+            self._due.discard(run)
+
+        return release
+
+    async def _keep(self) -> None:
+        # Ends (and is started again by the next hold) once no run is held; it clears ``_keeper`` in the step it
+        # finds none, so that a hold never counts on a keeper that is ending.
+        held, due, wake = self._held, self._due, self._due_wake
+        await self._listen()
+        tick = time.monotonic() + self._every
+        while True:
+            raise_if_cancelled()
+            if not held:
+                self._keeper = None
+                return
+            now = time.monotonic()
+            if now >= tick:
+                runs = list(held)
+                tick = now + self._every
+                due.clear()
+            elif due:
+                runs = [run for run in due if run in held]
+                due.clear()
             else:
-                written.heard = True
-        return cast(Lease, result.decode() if isinstance(result, bytes) else result)
+                wake.clear()
+                await wait_set(wake, min(tick - now, self._every))
+                continue
+            try:
+                results = await self._renew(runs)
+            except Exception as exc:
+                results = [exc] * len(runs)
+            for run, result in zip(runs, results, strict=True):
+                if result != "held" and (holder := held.pop(run, None)) is not None:
+                    holder.end(result)
 
     async def cancel(self, run: str) -> bool:
         """Flag the run and publish its key on the cancel channel."""
@@ -521,14 +600,12 @@ class RedisStore:
         return flagged
 
     async def wait_cancel(self, run: str, timeout: float) -> bool:
-        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is checked too (before the wait
-        only if a cancel could have passed unheard, see ``_Written``)."""
+        """Wait for the cancel channel to name ``run`` (or ``timeout``); the flag is read before the wait and once
+        woken."""
         await self._listen()
         run_key = self._keys(run)[0]
-        written = self._writing.get(run)
         with self._waiter(run) as event:
-            unheard = written is None or written.heard or not self._live or written.clear != self._epoch
-            if unheard and await self.client.hget(run_key, "cancel") == b"1":
+            if await self.client.hget(run_key, "cancel") == b"1":
                 return True
             return await wait_set(event, timeout) and await self.client.hget(run_key, "cancel") == b"1"
 
@@ -565,16 +642,17 @@ class RedisStore:
                 self._waiters.pop(key, None)
 
     def _wake(self, run: str) -> None:
-        written = self._writing.get(run)
-        if written is not None:
-            written.heard = True
         for event in self._waiters.get(run, ()):
             event.set()
+        if run in self._held:
+            self._due.add(run)
+            self._due_wake.set()
 
-    def _unlive(self) -> None:
-        if self._live:
-            self._live = False
-            self._epoch += 1
+    def _check_held(self) -> None:
+        """Check every held run at once (the subscription is up again: a cancel may have gone unheard)."""
+        if self._held:
+            self._due.update(self._held)
+            self._due_wake.set()
 
     async def _listen(self) -> None:
         if self._listener is None or self._listener.done():
@@ -605,17 +683,15 @@ class RedisStore:
                         data = message["data"]
                         self._wake(data.decode() if isinstance(data, bytes) else str(data))
                     elif kind == "subscribe":
-                        self._live = True
+                        self._check_held()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self._unlive()
                 if not pause:
                     logger.warning("the cancel subscription was lost (%s: %s); reconnecting", type(exc).__name__, exc)
                 pause = min(max(pause * 2, 0.25), 2.0)
                 await asyncio.sleep(pause)
             finally:
-                self._unlive()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 
@@ -650,7 +726,12 @@ class RedisStore:
         return run if status == b"running" else None
 
     async def aclose(self) -> None:
-        """Stop the cancel listener; close the client if the store made it."""
+        """Stop the lease keeper and the cancel listener; close the client if the store made it."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+            self._keeper = None
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from streamkit.store import MemoryStore, StoreWriter, base
-from streamkit.store.base import raise_if_cancelled, wait_set
+from streamkit.store.base import Changes, raise_if_cancelled, wait_set
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +89,22 @@ async def test_an_idle_writer_holds_no_task_and_the_next_frame_starts_one(monkey
     entries = [data async for _, data in store.read("r")]
     assert b"".join(entries) == b"data: 1\n\ndata: 2\n\ndata: end\n\n"
     assert entries[0] == b"data: 1\n\n"  # appended by the first flusher, before it ended
+
+
+async def test_changes_wake_every_waiter_and_keep_nothing_once_woken() -> None:
+    changes = Changes()
+    waiters = [asyncio.create_task(changes.wait()) for _ in range(3)]
+    timed = asyncio.create_task(changes.wait(5))
+    await asyncio.sleep(0)
+    changes.notify()
+    assert await asyncio.gather(*waiters, timed) == [True, True, True, True]
+    assert changes._waiters is None
+    assert not await changes.wait(0.01)  # nothing came
+    assert changes._waiters is None  # the waiter that timed out is gone
+    gone = asyncio.create_task(changes.wait())
+    await asyncio.sleep(0)
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert changes._waiters is None  # and so is one that was cancelled
+    changes.notify()  # with nobody waiting

@@ -277,10 +277,13 @@ async def test_shutdown_ends_this_workers_runs_with_the_shutdown_error(workers: 
 
 
 class Frozen(Resumable):
-    """A worker that stops renewing its leases (as a frozen or killed process would)."""
+    """A worker that does not keep its leases (as a frozen or killed process would)."""
 
-    async def _watch(self, run: str) -> Any:
-        await asyncio.sleep(3600)
+    def _hold(self, run: str, stop: Any) -> Any:
+        async def release() -> None:
+            pass
+
+        return release
 
 
 async def test_a_silent_writer_is_declared_dead_by_its_reader(workers: Workers) -> None:

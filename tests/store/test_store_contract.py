@@ -16,7 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamkit.store import MemoryStore, RunClosed, RunTooLarge, StoreLimits, StoreWriter, StreamStore
+from streamkit.store import (
+    MemoryStore,
+    Release,
+    RunClosed,
+    RunTooLarge,
+    StoreLimits,
+    StoreWriter,
+    StreamStore,
+    hold_with_task,
+)
 from streamkit.store.redis import RedisStore
 
 BACKENDS = ["memory", "redis"]
@@ -390,9 +399,13 @@ async def test_the_writer_stops_a_producer_when_an_append_fails(make: Factory) -
     assert isinstance(writer.error, RunTooLarge)
 
 
-async def _redis_pair(redis_url: str) -> tuple[RedisStore, RedisStore]:
+async def _redis_pair(redis_url: str, **limits: Any) -> tuple[RedisStore, RedisStore]:
     prefix = f"t{uuid.uuid4().hex[:12]}"
-    return RedisStore.from_url(redis_url, prefix=prefix), RedisStore.from_url(redis_url, prefix=prefix)
+    lim = StoreLimits(**limits)
+    return (
+        RedisStore.from_url(redis_url, prefix=prefix, limits=lim),
+        RedisStore.from_url(redis_url, prefix=prefix, limits=lim),
+    )
 
 
 async def test_redis_appends_refuse_a_run_whose_keys_are_gone(redis_url: str) -> None:
@@ -625,3 +638,151 @@ async def test_redis_cancel_before_the_writer_waits_is_not_missed(redis_url: str
     finally:
         await store.aclose()
         await peer.aclose()
+
+
+# -- hold: the store keeps the writer's lease and tells it when to stop -----------------------------------------
+
+HOLDS = ["store", "task"]
+
+
+class Stops:
+    """A writer's ``stop``: what it was told, and when."""
+
+    def __init__(self) -> None:
+        self.said: list[Any] = []
+        self.event = asyncio.Event()
+
+    def __call__(self, why: Any) -> None:
+        self.said.append(why)
+        self.event.set()
+
+
+def hold(store: StreamStore, run: str, every: float, stop: Stops, how: str) -> Release:
+    """The store's own hold, or the task-per-run one any store can use."""
+    return store.hold(run, every, stop) if how == "store" else hold_with_task(store, run, every, stop)
+
+
+@pytest.mark.parametrize("how", HOLDS)
+async def test_a_held_run_stays_alive_past_its_lease_and_hears_a_cancel(make: Factory, how: str) -> None:
+    store, peer = make(lease=0.3)
+    await store.create("r", owner="o")
+    stop = Stops()
+    release = hold(store, "r", 0.05, stop, how)
+    reader = asyncio.create_task(collect(peer, "r"))
+    await asyncio.sleep(1.0)  # more than three leases, and no append
+    assert not reader.done() and stop.said == []
+    asked = time.monotonic()
+    assert await peer.cancel("r")
+    await asyncio.wait_for(stop.event.wait(), 5)
+    assert stop.said == ["cancelled"]
+    assert time.monotonic() - asked < 0.5
+    await release()
+    assert await store.finish("r", b"closing")
+    assert await asyncio.wait_for(reader, 5) == [(1, b"closing")]
+    assert stop.said == ["cancelled"]  # told once
+
+
+@pytest.mark.parametrize("how", HOLDS)
+async def test_a_hold_says_lost_when_the_run_ends_elsewhere(make: Factory, how: str) -> None:
+    store, peer = make()
+    await store.create("r", owner="o")
+    stop = Stops()
+    release = hold(store, "r", 0.05, stop, how)
+    assert await peer.finish("r", b"ended elsewhere")
+    await asyncio.wait_for(stop.event.wait(), 5)
+    assert stop.said == ["lost"]
+    await release()
+    gone = Stops()
+    release = hold(store, "r", 0.05, gone, how)  # an ended run: lost at once
+    await asyncio.wait_for(gone.event.wait(), 5)
+    assert gone.said == ["lost"]
+    await release()
+
+
+@pytest.mark.parametrize("how", HOLDS)
+async def test_a_released_run_is_told_nothing_and_its_lease_lapses(make: Factory, how: str) -> None:
+    store, peer = make(lease=0.3)
+    await store.create("r", owner="o")
+    stop = Stops()
+    release = hold(store, "r", 0.05, stop, how)
+    await store.append("r", [b"a"])
+    await asyncio.sleep(0.2)
+    await release()
+    assert await peer.cancel("r")
+    started = time.monotonic()
+    assert await asyncio.wait_for(collect(peer, "r"), 5) == [(1, b"a"), (2, DEAD)]  # the writer is gone
+    assert time.monotonic() - started < 2
+    await asyncio.sleep(0.1)
+    assert stop.said == []
+
+
+async def test_redis_keeps_every_lease_of_a_worker_in_one_task(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url, lease=0.4)
+    try:
+        runs = [f"r{i}" for i in range(600)]  # more than one pipeline's worth
+        for run in runs:
+            await store.create(run, owner="o")
+        stops = {run: Stops() for run in runs}
+        releases = [store.hold(run, 0.1, stops[run]) for run in runs]
+        keepers = [t for t in asyncio.all_tasks() if t.get_name() == "streamkit-store-leases"]
+        assert len(keepers) == 1
+        await asyncio.sleep(1.2)  # three leases
+        for run in runs[::50]:
+            info = await peer.info(run)
+            assert info is not None and info.running
+            assert await peer._r.pttl(peer._keys(run)[2]) > 0  # the lease is renewed
+        await peer._r.hset(peer._keys("r7")[0], "cancel", "1")  # a cancel whose message was lost
+        await asyncio.wait_for(stops["r7"].event.wait(), 2)  # heard at the next renewal
+        assert stops["r7"].said == ["cancelled"]
+        assert all(not s.said for run, s in stops.items() if run != "r7")
+        for release in releases:
+            await release()
+        await asyncio.sleep(0.3)
+        assert keepers[0].done()  # nothing held: no task
+        await store.create("again", owner="o")
+        again = Stops()
+        release = store.hold("again", 0.1, again)
+        assert await peer.cancel("again")
+        await asyncio.wait_for(again.event.wait(), 2)  # a new keeper
+        await release()
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_redis_hold_stops_its_runs_when_the_store_fails(redis_url: str) -> None:
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o")
+        stop = Stops()
+        release = store.hold("r", 0.05, stop)
+        await asyncio.sleep(0.1)
+        pool = store._r.connection_pool
+        pool.connection_kwargs["port"] = 1  # nothing listens there: the next connection is refused
+        await pool.disconnect()
+        pool.reset()
+        await asyncio.wait_for(stop.event.wait(), 10)
+        assert len(stop.said) == 1 and isinstance(stop.said[0], Exception)
+        await release()
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
+async def test_a_memory_store_holds_runs_with_no_task_or_timer() -> None:
+    store = MemoryStore(StoreLimits(lease=0.2))
+    tasks = len(asyncio.all_tasks())
+    handles = len(asyncio.get_running_loop()._scheduled)  # type: ignore[attr-defined]
+    releases = []
+    for i in range(100):
+        await store.create(f"r{i}", owner="o")
+        releases.append(store.hold(f"r{i}", 0.05, Stops()))
+    readers = [asyncio.create_task(collect(store, f"r{i}")) for i in range(100)]
+    await asyncio.sleep(0.5)
+    assert not any(r.done() for r in readers)
+    assert len(asyncio.all_tasks()) == tasks + 100  # the readers alone
+    assert len(asyncio.get_running_loop()._scheduled) == handles  # type: ignore[attr-defined]
+    for i, release in enumerate(releases):
+        await release()
+        await store.finish(f"r{i}")
+    await asyncio.wait_for(asyncio.gather(*readers), 5)
