@@ -100,14 +100,24 @@ def _frames(values: list[dict[str, Any]]) -> bytes:
 
 def endings_from_mapper(mapper: Mapper, *, dead: bytes, trailer: bytes = b"", reason: str = "cancelled") -> Endings:
     """The usual :class:`Endings`: a ``RunAborted`` fed to ``mapper`` on cancel, ``mapper.fail`` on error."""
+    ends = _MapperEndings(mapper, trailer, reason)
+    return Endings(cancelled=ends.cancelled, failed=ends.failed, dead=dead)
 
-    def cancelled() -> bytes:
-        return _frames(mapper.feed(RunAborted(reason=reason))) + trailer
 
-    def failed(text: str) -> bytes:
-        return _frames(mapper.fail(text)) + trailer
+class _MapperEndings:
+    # One object with two methods, not two closures: a resumable run holds its endings while it is open.
+    __slots__ = ("mapper", "reason", "trailer")
 
-    return Endings(cancelled=cancelled, failed=failed, dead=dead)
+    def __init__(self, mapper: Mapper, trailer: bytes, reason: str) -> None:
+        self.mapper = mapper
+        self.trailer = trailer
+        self.reason = reason
+
+    def cancelled(self) -> bytes:
+        return _frames(self.mapper.feed(RunAborted(reason=self.reason))) + self.trailer
+
+    def failed(self, text: str) -> bytes:
+        return _frames(self.mapper.fail(text)) + self.trailer
 
 
 class PrincipalError(HTTPError):
@@ -264,7 +274,7 @@ class Resumable:
         self.flush_bytes = flush_bytes
         self.heartbeat = heartbeat if heartbeat is not None else self.store.limits.lease / 4
         self.owner = owner
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- keys and access -----------------------------------------------------------------------------
 
@@ -325,9 +335,9 @@ class Resumable:
             if aclose is not None:
                 await aclose()
             raise
-        task = asyncio.get_running_loop().create_task(self._drive(run, frames, endings), name=f"streamkit-run:{run}")
-        self._tasks[run] = task
-        task.add_done_callback(lambda _: self._tasks.pop(run, None))
+        task = asyncio.get_running_loop().create_task(self._drive(run, frames, endings))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         return run
 
     async def _drive(self, run: str, frames: AsyncIterable[bytes], endings: Endings) -> None:
@@ -472,7 +482,7 @@ class Resumable:
 
     async def aclose(self) -> None:
         """End this worker's runs (with the protocol's shutdown error) and close the store."""
-        tasks = list(self._tasks.values())
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -401,6 +401,7 @@ class _Live:
         finally:
             self.sending_since = None
             self.last_send = time.monotonic()
+            self.pinging = None  # a done task kept for the stream's life is a few hundred bytes a stream
 
     def shutdown(self) -> None:
         """The server is stopping: tell the agent (``shutdown_event``), give it the grace period to end by

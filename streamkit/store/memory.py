@@ -47,6 +47,25 @@ class _Run:
         self.changes.notify()
 
 
+class _Held(Holder):
+    """A writer's hold on a run of this store; its :meth:`release` is what :meth:`MemoryStore.hold` returns."""
+
+    __slots__ = ("entry", "lease")
+
+    def __init__(self, stop: Stop, entry: _Run | None, lease: float) -> None:
+        super().__init__(stop)
+        self.entry = entry
+        self.lease = lease
+
+    async def release(self) -> None:
+        self.drop()
+        entry = self.entry
+        if entry is not None and entry.holder is self:
+            entry.holder = None
+            entry.lease_until = time.monotonic() + self.lease
+            entry.notify()  # the readers' wait has a bound again
+
+
 class MemoryStore:
     """Runs kept in a dict of this process; readers are woken by events, leases use the monotonic clock.
 
@@ -162,23 +181,15 @@ class MemoryStore:
         """Hold the run's lease until released (no renewals: see the class); ``stop`` is called on a cancel, or
         when someone else ends the run."""
         entry = self._get(run)
-        holder = Holder(stop)
+        held = _Held(stop, entry, self.limits.lease)
         if entry is None or entry.status != "running":
-            asyncio.get_running_loop().call_soon(holder.end, "lost")
+            asyncio.get_running_loop().call_soon(held.end, "lost")
         elif entry.cancelled:
-            asyncio.get_running_loop().call_soon(holder.end, "cancelled")
+            asyncio.get_running_loop().call_soon(held.end, "cancelled")
         else:
-            entry.holder = holder
+            entry.holder = held
             entry.lease_until = math.inf
-
-        async def release() -> None:
-            holder.drop()
-            if entry is not None and entry.holder is holder:
-                entry.holder = None
-                entry.lease_until = time.monotonic() + self.limits.lease
-                entry.notify()  # the readers' wait has a bound again
-
-        return release
+        return held.release
 
     async def heartbeat(self, run: str) -> Lease:
         """Renew the lease."""

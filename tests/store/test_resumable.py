@@ -299,7 +299,7 @@ async def test_a_silent_writer_is_declared_dead_by_its_reader(workers: Workers) 
     assert ids == list(range(1, len(ids) + 1))
     info = await b.store.info(run)
     assert info is not None and info.status == "abandoned"
-    task = a._tasks[run]
+    (task,) = a._tasks
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
