@@ -358,9 +358,15 @@ class Resumable:
 
         release = self._hold(run, stop)
         error: Exception | None = None
+        iterator = aiter(frames)
         try:
             try:
-                await self._pump(frames, writer)
+                try:
+                    await writer.write_all(iterator)
+                finally:
+                    aclose = getattr(iterator, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
             except asyncio.CancelledError:
                 if outcome is None or task.uncancel() > 0:
                     raise
@@ -424,16 +430,6 @@ class Resumable:
         with contextlib.suppress(Exception):
             async with asyncio.timeout(self.heartbeat):
                 await self.store.finish(run, endings.failed(_STORE_FAILED_TEXT))
-
-    @staticmethod
-    async def _pump(frames: AsyncIterable[bytes], writer: StoreWriter) -> None:
-        iterator = aiter(frames)
-        try:
-            await writer.write_all(iterator)
-        finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
     # -- reading and cancelling ----------------------------------------------------------------------
 
