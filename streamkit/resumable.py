@@ -443,8 +443,17 @@ class Resumable:
         ``Last-Event-ID`` names the frame to resume after. Access must have been checked (:meth:`owned`).
         """
         point = after if isinstance(after, ResumePoint) else ResumePoint(after)
-        try:  # the store's entries, not entries(): one generator less for each open stream
-            async for seq, data in self.store.read(run, point.after, dead=dead):
+        entries = self.store.read(run, point.after, dead=dead)  # not entries(): one generator less a stream
+        try:
+            while True:
+                try:
+                    seq, data = await anext(entries)
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:  # the store failed (and only the store: nothing else is caught here)
+                    _reader_failed(run, exc)
+                    yield dead  # not kept in the store, so without an id to resume from
+                    return
                 skip = point.skip if seq == point.after + 1 else 0
                 if ids:
                     data = with_ids(data, seq, skip=skip)
@@ -452,9 +461,10 @@ class Resumable:
                     data = _without_frames(data, skip)
                 if data:
                     yield data
-        except Exception as exc:
-            _reader_failed(run, exc)
-            yield dead  # not kept in the store, so without an id to resume from
+        finally:
+            aclose = getattr(entries, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     async def entries(self, run: str, *, dead: bytes, after: int = 0) -> AsyncIterator[tuple[int, bytes]]:
         """The store's ``(seq, bytes)`` entries of ``run`` after ``after``, live until its end.

@@ -136,11 +136,6 @@ class Holder:
     def __init__(self, stop: Stop) -> None:
         self._stop: Stop | None = stop
 
-    @property
-    def held(self) -> bool:
-        """True until the writer is told to stop or releases the run."""
-        return self._stop is not None
-
     def end(self, why: Lease | Exception) -> None:
         """Tell the writer to stop, once."""
         stop, self._stop = self._stop, None

@@ -189,6 +189,24 @@ class _Written:
         return entries[last + 1 - first :]
 
 
+class _Held(Holder):
+    """A writer's hold on a run of this store; its :meth:`release` is what :meth:`RedisStore.hold` returns."""
+
+    __slots__ = ("run", "store")
+
+    def __init__(self, stop: Stop, store: RedisStore, run: str) -> None:
+        super().__init__(stop)
+        self.store = store
+        self.run = run
+
+    async def release(self) -> None:
+        self.drop()
+        store, run = self.store, self.run
+        if store._held.get(run) is self:
+            del store._held[run]
+        store._due.discard(run)
+
+
 def _entries(response: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The entries of a one-stream ``XREAD`` reply (RESP2: ``[[key, entries]]``; RESP3: ``{key: [entries]}``)."""
     if not response:
@@ -544,7 +562,7 @@ class RedisStore:
     def hold(self, run: str, every: float, stop: Stop) -> Release:
         """Keep the run's lease with this store's keeper task, which renews every held lease in one pipeline at
         least every ``every`` seconds and checks a run at once when its cancel is published (see the module)."""
-        holder = Holder(stop)
+        holder = _Held(stop, self, run)
         held = self._held
         self._every = every if not held else min(self._every, every)
         held[run] = holder
@@ -552,14 +570,7 @@ class RedisStore:
             self._keeper = asyncio.create_task(  # in a context of its own: it serves every run, not one
                 self._keep(), name="streamkit-store-leases", context=contextvars.Context()
             )
-
-        async def release() -> None:
-            holder.drop()
-            if held.get(run) is holder:
-                del held[run]
-            self._due.discard(run)
-
-        return release
+        return holder.release
 
     async def _keep(self) -> None:
         # Ends (and is started again by the next hold) once no run is held; it clears ``_keeper`` in the step it
