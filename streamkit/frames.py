@@ -104,12 +104,13 @@ class Mapper(Protocol):
       ``prefix + JSON(delta) + b"}"`` (none for an empty delta) and feeding it would change no state (the block
       is open in the sequence checker and in the mapper). :func:`encode_frames` then writes that frame without
       calling ``feed``. The mapper keeps the same mapping objects current, updating them in place.
-    * ``delta_pieces``: for a mapper that must keep the text of the deltas it does not feed (a final message
-      carries it), a mapping from block id to a list of strings holding a list for every block of
-      ``delta_prefixes`` (block ids are unique across kinds, as the sequence checker makes them):
-      :func:`encode_frames` appends the delta of each frame it writes from a prefix to its block's list, and
-      the mapper joins the pieces once, at the end. A mapper that keeps no deltas leaves it at
-      :class:`MapperBase`'s default (an empty mapping of its own, which the writer recognizes and skips).
+    * ``delta_pieces``: for a mapper that must keep the text of deltas it does not feed (a final message, or a
+      tool input parsed at its end, carries it), a mapping from block id to a list of strings, holding a list
+      for each block of ``delta_prefixes`` whose deltas it keeps (block ids are unique across kinds, as the
+      sequence checker makes them): :func:`encode_frames` appends the delta of each frame it writes from a
+      prefix to its block's list, if it has one, and the mapper joins the pieces once, at the end. A mapper
+      that keeps no deltas leaves it at :class:`MapperBase`'s default (an empty mapping of its own, which the
+      writer recognizes and skips).
     * ``offload(event)``: whether feeding ``event`` is heavy enough to run in a worker thread, so that the event
       loop keeps serving other streams meanwhile (by default :func:`~streamkit.offload.heavy`: a large payload).
     """
@@ -318,8 +319,8 @@ async def _drain_async(
                         continue  # an empty delta sends no frame
                     chunk = lead + prefix + _dumps(delta) + b"}\n\n"
                     frames = ()
-                    if kept is not None:
-                        kept[fields["id"]].append(delta)
+                    if kept and (pieces := kept.get(fields["id"])) is not None:  # (empty: none kept now)
+                        pieces.append(delta)
                 elif offload(event):  # a large payload: the loop keeps serving other streams meanwhile
                     if writer.work < _INLINE:  # the last one was short work: on the loop, then the others' turn
                         chunks, too_large = run_offloaded(_written, feed, writer, event, hand_over=False)
@@ -495,7 +496,7 @@ def _write_run(
         ready = deltas if all(deltas) else [d for d in deltas if d]
         if not ready:
             return
-        pieces = kept[block] if kept is not None else None
+        pieces = kept.get(block) if kept is not None else None
         items = [_SEAM] * (2 * len(ready) - 1)
         items[::2] = ready
         try:

@@ -331,12 +331,14 @@ class AISDKMapper(MapperBase):
     ``StateDelta``). ``strict`` makes the sequence checker raise instead of repairing.
 
     ``delta_prefixes`` publishes the hot path for :func:`streamkit.frames.encode_frames`: the frame prefix of
-    every text and reasoning part open on the wire (see :class:`streamkit.frames.Mapper`).
+    every text and reasoning part open on the wire and of every tool input streaming, whose argument text the
+    writer keeps in ``delta_pieces`` (see :class:`streamkit.frames.Mapper`).
     """
 
     __slots__ = (
         "_answered",
         "_approvals",
+        "_args_prefix",
         "_calls",
         "_check",
         "_checker",
@@ -361,6 +363,7 @@ class AISDKMapper(MapperBase):
         "_v6",
         "_v7",
         "_wire_step",
+        "delta_pieces",
         "delta_prefixes",
         "message_id",
         "sdk_version",
@@ -394,10 +397,15 @@ class AISDKMapper(MapperBase):
         self._reasoning: dict[str, None] = {}
         self._text_prefix: dict[str, bytes] = {}
         self._reasoning_prefix: dict[str, bytes] = {}
+        self._args_prefix: dict[str, bytes] = {}
         self.delta_prefixes: dict[str, dict[str, bytes]] = {
             "text-delta": self._text_prefix,
             "reasoning-delta": self._reasoning_prefix,
+            "tool-call-args-delta": self._args_prefix,
         }
+        # The argument text of each tool input on the hot path (its call's ``args``): ``tool-input-available``
+        # carries the input parsed from it when ToolCallEnd brings none.
+        self.delta_pieces: dict[str, list[str]] = {}
         self._calls: dict[str, _Call] = {}
         self._open_inputs: dict[str, None] = {}
         self._approvals: dict[str, str] = {}
@@ -599,6 +607,8 @@ class AISDKMapper(MapperBase):
             if not (discard and bid in wire):
                 out += self._tool_end(ToolCallEnd(id=bid, error=_DISCARDED_TEXT))
         self._open_inputs.clear()
+        self._args_prefix.clear()
+        self.delta_pieces.clear()
         if not discard:
             logger.info("StepReset: open parts ended, nothing dropped (the client cannot drop this step's parts)")
             return out
@@ -717,6 +727,8 @@ class AISDKMapper(MapperBase):
         self._calls[ev.id] = call
         self._open_inputs[ev.id] = None
         self._wire_step[ev.id] = None
+        self._args_prefix[ev.id] = b'{"type":"tool-input-delta","toolCallId":' + dumps(ev.id) + b',"inputTextDelta":'
+        self.delta_pieces[ev.id] = call.args
         chunk: Chunk = {"type": "tool-input-start", "toolCallId": ev.id, "toolName": ev.name}
         if ev.input_encoding is not None and self._v6:
             chunk["inputEncoding"] = ev.input_encoding
@@ -736,6 +748,8 @@ class AISDKMapper(MapperBase):
         if ev.tool_metadata is not None:
             call.metadata = ev.tool_metadata
         self._open_inputs.pop(ev.id, None)
+        self._args_prefix.pop(ev.id, None)
+        self.delta_pieces.pop(ev.id, None)
         error = ev.error
         value: Any = ev.input
         if value is None:

@@ -502,15 +502,21 @@ def test_delta_prefixes_give_the_bytes_feed_gives() -> None:
     mapper.feed(RunStarted())
     mapper.feed(TextStart(id="t"))
     mapper.feed(ReasoningStart(id="r"))
+    mapper.feed(ToolCallStart(id='c"1', name="f"))
     for kind, event in (
         ("text-delta", TextDelta(id="t", delta='é"\n')),
         ("reasoning-delta", ReasoningDelta(id="r", delta="x")),
+        ("tool-call-args-delta", ToolCallArgsDelta(id='c"1', delta='{"a":')),
     ):
         prefix = mapper.delta_prefixes[kind][event.id]
         [chunk] = mapper.feed(event)
         assert prefix + orjson.dumps(event.delta) + b"}" == dumps(chunk)
+    # The writer keeps a tool input's argument text where the mapper reads it at the input's end.
+    mapper.delta_pieces['c"1'].append("1}")
+    assert mapper.feed(ToolCallEnd(id='c"1'))[-1]["input"] == {"a": 1}
+    assert mapper.delta_prefixes["tool-call-args-delta"] == {} and mapper.delta_pieces == {}
     mapper.feed(StepStarted(name="s"))  # start-step is pending: deltas must go through feed
-    assert mapper.delta_prefixes == {"text-delta": {}, "reasoning-delta": {}}
+    assert mapper.delta_prefixes == {"text-delta": {}, "reasoning-delta": {}, "tool-call-args-delta": {}}
     assert [c["type"] for c in mapper.feed(TextDelta(id="t", delta="x"))] == ["start-step", "text-delta"]
     assert set(mapper.delta_prefixes["text-delta"]) == {"t"}
     mapper.feed(TextEnd(id="t"))
