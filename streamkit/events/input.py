@@ -37,6 +37,20 @@ Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def model_post_init(self, context: Any, /) -> None:
+        # A run holds its input, every message and part of the conversation, for as long as it streams, and
+        # pydantic gives each model a set of the names of its fields that were given (a few hundred bytes
+        # each). The models are frozen, so no set is ever changed in place (a copy gets a copy of its own):
+        # models given the same fields share one set.
+        given = self.__pydantic_fields_set__
+        shared = _GIVEN.setdefault(frozenset(given), given)
+        if shared is not given:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
+
+
+_GIVEN: dict[frozenset[str], set[str]] = {}
+"""One set of given field names for each combination that occurs (a subset of some input model's fields)."""
+
 
 class TextPart(_Model):
     """Plain text."""
