@@ -51,8 +51,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -300,12 +298,7 @@ class RedisStore:
         **client_options: Any,
     ) -> RedisStore:
         """A store with its own client for ``url`` (closed by :meth:`aclose`); ``client_options`` (such as
-        ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``.
-
-        Unless ``client_options`` name a ``retry``, a command that meets a broken connection is sent once more on
-        a new one (redis-py's ``from_url`` retries nothing): after Redis restarts, every connection the pool
-        kept is broken, and each would otherwise fail one request with a 503."""
-        client_options.setdefault("retry", Retry(NoBackoff(), 1))
+        ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``."""
         store = cls(Redis.from_url(url, **client_options), limits=limits, prefix=prefix, block=block, window=window)
         store._owns_client = True
         return store
