@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -72,6 +74,9 @@ from .base import (
 __all__ = ["RedisStore"]
 
 logger = run_logger("streamkit.store")
+
+# What the cancel subscription's connection retries while it is held: nothing (the listener reconnects itself).
+_NO_RETRY = Retry(NoBackoff(), 0)
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -298,7 +303,12 @@ class RedisStore:
         **client_options: Any,
     ) -> RedisStore:
         """A store with its own client for ``url`` (closed by :meth:`aclose`); ``client_options`` (such as
-        ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``."""
+        ``socket_connect_timeout``) go to ``redis.asyncio.Redis.from_url``.
+
+        Unless ``client_options`` name a ``retry``, a command that meets a broken connection is sent once more on
+        a new one (redis-py's ``from_url`` retries nothing): after Redis restarts, every connection the pool
+        kept is broken, and each would otherwise fail one request with a 503."""
+        client_options.setdefault("retry", Retry(NoBackoff(), 1))
         store = cls(Redis.from_url(url, **client_options), limits=limits, prefix=prefix, block=block, window=window)
         store._owns_client = True
         return store
@@ -677,12 +687,21 @@ class RedisStore:
     async def _listen_loop(self) -> None:
         # One subscription per store (per worker) serves every run it writes. While Redis is away it is retried
         # quietly, with a growing pause: one line when it is lost, one when it is back.
+        #
+        # Its connection retries nothing while it listens, whatever the client's ``retry``: redis-py retries a
+        # broken read by reconnecting and subscribing again inside the read, and a cancel that lands there can go
+        # unheard (the listener then reads on, and ``aclose`` never returns). This loop reconnects instead. The
+        # connection gets the client's retry back before it returns to the pool.
         pause = 0.0
         while True:
             raise_if_cancelled()
             pubsub = self._r.pubsub()
+            kept: tuple[Any, Any] | None = None
             try:
                 await pubsub.subscribe(self._channel)
+                if (conn := pubsub.connection) is not None:
+                    kept = (conn, conn.retry)
+                    conn.retry = _NO_RETRY
                 assert self._subscribed is not None
                 self._subscribed.set()
                 if pause:
@@ -703,6 +722,8 @@ class RedisStore:
                 pause = min(max(pause * 2, 0.25), 2.0)
                 await asyncio.sleep(pause)
             finally:
+                if kept is not None:
+                    kept[0].retry = kept[1]
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 

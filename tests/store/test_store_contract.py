@@ -769,6 +769,29 @@ async def test_redis_hold_stops_its_runs_when_the_store_fails(redis_url: str) ->
         await peer.aclose()
 
 
+async def test_redis_store_closes_after_its_cancel_subscription_was_broken(redis_url: str) -> None:
+    """The client retries a command on a new connection; the cancel subscription does not (it reconnects itself),
+    so closing the store ends its listener however often the subscription was broken, and the connection it
+    listened on goes back to the pool with the client's retry."""
+    store, peer = await _redis_pair(redis_url)
+    try:
+        await store.create("r", owner="o")
+        release = store.hold("r", 0.05, Stops())
+        pool = store._r.connection_pool
+        for _ in range(3):
+            await asyncio.sleep(0.3)  # the listener has subscribed (again)
+            await pool.disconnect()  # every connection, the subscription's too
+        await asyncio.sleep(0.5)
+        await release()
+        await asyncio.wait_for(store.aclose(), 5)
+        assert store._listener is None and store._keeper is None
+        kept = [*pool._available_connections, *pool._in_use_connections]
+        assert kept and all(conn.retry.get_retries() == 1 for conn in kept)
+    finally:
+        await store.aclose()
+        await peer.aclose()
+
+
 async def test_a_memory_store_holds_runs_with_no_task_or_timer() -> None:
     store = MemoryStore(StoreLimits(lease=0.2))
     tasks = len(asyncio.all_tasks())

@@ -175,3 +175,26 @@ def test_redis_killed_mid_stream_ends_every_reader_and_runs_work_once_it_is_back
     assert len(lines(log_a, r"the run is stopped")) == 3, log_a.read_text()
     assert not lines(log_b, r"the run is stopped")
     assert len(lines(log_a, r"cancel subscription was lost")) == 1  # per worker, not per retry
+
+
+async def test_connections_broken_by_a_restart_are_replaced_not_failed() -> None:
+    """After Redis restarts, every connection the store's pool kept is broken: each command that meets one is sent
+    again on a new connection, so no request fails for it."""
+    import asyncio
+
+    from streamkit.store.redis import RedisStore
+
+    redis = RedisServer()
+    redis.start()
+    store = RedisStore.from_url(redis.url, prefix=f"restart{uuid.uuid4().hex[:8]}")
+    try:
+        # Eight connections in the pool: eight commands in flight at once.
+        assert await asyncio.gather(*(store.active(f"chat-{i}") for i in range(8))) == [None] * 8
+        redis.kill()
+        redis.start()  # back on the same port: the pooled connections are all broken
+        assert await asyncio.gather(*(store.active(f"chat-{i}") for i in range(8))) == [None] * 8
+        assert await store.create("r1", owner="o", chat=None, meta=None)
+        assert (await store.info("r1")) is not None
+    finally:
+        await store.aclose()
+        redis.stop()
