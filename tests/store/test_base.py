@@ -1,11 +1,14 @@
 """The stores' waiting helpers and the writer's flusher: a task stopped while it waits stops, whatever the wait
-was doing; an idle writer holds no task."""
+was doing; an idle writer holds no task; a producer that outruns the store is held where its buffer fills."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamkit.store import MemoryStore, StoreWriter, base
 from streamkit.store.base import Changes, raise_if_cancelled, wait_set
@@ -108,3 +111,63 @@ async def test_changes_wake_every_waiter_and_keep_nothing_once_woken() -> None:
         await gone
     assert changes._waiters is None  # and so is one that was cancelled
     changes.notify()  # with nobody waiting
+
+
+class _Appends(MemoryStore):
+    """A memory store that records the batches it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[bytes]] = []
+
+    async def append(self, run: str, frames: Sequence[bytes]) -> int:
+        self.batches.append(list(frames))
+        return await super().append(run, frames)
+
+
+def _chunk(size: int, i: int) -> bytes:
+    return bytes([97 + i % 26]) * (size - 2) + b"\n\n"  # a whole frame of ``size`` bytes
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sizes=st.lists(st.one_of(st.integers(3, 300), st.integers(3, 3000)), min_size=1, max_size=400),
+    max_bytes=st.integers(8, 2048),
+    one_by_one=st.booleans(),
+)
+def test_the_writer_cuts_its_batches_at_the_chunk_that_fills_the_buffer(
+    sizes: list[int], max_bytes: int, one_by_one: bool
+) -> None:
+    """A producer that never lets the flusher run is held at the first chunk that takes the buffer to twice
+    ``max_bytes`` (back-pressure), and that chunk ends the batch the flusher takes; the frames reach the store
+    whole, in order, each once, through ``write`` as through ``write_all``."""
+    chunks = [_chunk(size, i) for i, size in enumerate(sizes)]
+
+    async def go() -> list[list[bytes]]:
+        store = _Appends()
+        await store.create("r", owner="o")
+        writer = StoreWriter(store, "r", interval=60, max_bytes=max_bytes)
+
+        async def produce() -> AsyncIterator[bytes]:
+            for chunk in chunks:
+                yield chunk  # never waits: only the writer's back-pressure lets the flusher run
+
+        if one_by_one:
+            for chunk in chunks:
+                await writer.write(chunk)
+        else:
+            await writer.write_all(produce())
+        await writer.flush()
+        assert await writer.finish()
+        return store.batches
+
+    batches = asyncio.run(go())
+    expected: list[list[bytes]] = [[]]
+    size = 0
+    for chunk in chunks:
+        expected[-1].append(chunk)
+        size += len(chunk)
+        if size >= 2 * max_bytes:
+            expected.append([])
+            size = 0
+    assert batches == [batch for batch in expected if batch]
