@@ -131,8 +131,11 @@ def _chunk(size: int, i: int) -> bytes:
 
 @settings(max_examples=150, deadline=None)
 @given(
-    sizes=st.lists(st.one_of(st.integers(3, 300), st.integers(3, 3000)), min_size=1, max_size=400),
-    max_bytes=st.integers(8, 2048),
+    sizes=st.one_of(
+        st.lists(st.one_of(st.integers(3, 300), st.integers(3, 3000)), min_size=1, max_size=400),
+        st.lists(st.sampled_from([32, 64]), min_size=1, max_size=100),  # a buffer that meets its mark exactly
+    ),
+    max_bytes=st.one_of(st.integers(8, 2048), st.sampled_from([64, 128, 256])),
     one_by_one=st.booleans(),
 )
 def test_the_writer_cuts_its_batches_at_the_chunk_that_fills_the_buffer(
