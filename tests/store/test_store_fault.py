@@ -5,6 +5,7 @@ line and no traceback, requests during the outage are a JSON 503, and once Redis
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
@@ -17,6 +18,7 @@ import httpx
 import orjson
 
 from streamkit.resumable import LOST_TEXT
+from streamkit.store.redis import RedisStore
 from tests.store.processes import RedisServer, Worker
 
 PACE = 0.2  # a run takes about 7 s: the kill lands in its middle
@@ -180,10 +182,6 @@ def test_redis_killed_mid_stream_ends_every_reader_and_runs_work_once_it_is_back
 async def test_connections_broken_by_a_restart_are_replaced_not_failed() -> None:
     """After Redis restarts, every connection the store's pool kept is broken: each command that meets one is sent
     again on a new connection, so no request fails for it."""
-    import asyncio
-
-    from streamkit.store.redis import RedisStore
-
     redis = RedisServer()
     redis.start()
     store = RedisStore.from_url(redis.url, prefix=f"restart{uuid.uuid4().hex[:8]}")
