@@ -34,9 +34,11 @@ drain off). Each point below is deliberate:
    scope whose deadline is moved at each send). A client that stops reading is one warning line and no
    traceback (an expected event, not a crash); the response cannot complete, so the server closes it.
 5. **Coalescing.** A frame is sent as soon as it is produced; once frames come faster than they are sent (a
-   burst that was ready at once, or a send that waited for the socket), a producer task pulls them and what
-   piles up during a send leaves in one write of at most about ``max_batch_bytes`` (asyncio only). sse-starlette
-   writes each item on its own.
+   burst that was ready at once, or a send that waited for the socket), a sender task writes them and what
+   piles up during a send leaves in one write of at most about ``max_batch_bytes`` (asyncio only). The frames
+   are still pulled in the request's task, which pulled the first ones: an agent that holds a cancel scope or
+   a timeout across its yields (an anyio task group, ``asyncio.timeout``) must be resumed in the task that
+   entered it. sse-starlette writes each item on its own.
 6. **Shutdown frames.** When the server stops, the stream is cancelled after the optional grace period (as
    sse-starlette does, setting ``shutdown_event`` first) and then ended with the protocol's terminal frames
    (``on_shutdown``) instead of a torn body. The shutdown is heard by one poller per event loop, every 0.5 s:
@@ -119,8 +121,8 @@ class EventStreamResponse(Response):
 
     Each frame is sent as soon as it is produced, one write per frame. When frames come faster than that
     (a burst of frames that were ready at once, or a send that had to wait for the socket), a task of
-    their own pulls them from then on, and whatever piled up while a send was in progress leaves in one
-    write of at most about ``max_batch_bytes``.
+    its own writes them from then on, and whatever piled up while a send was in progress leaves in one
+    write of at most about ``max_batch_bytes``. The frames are always pulled in the request's task.
     """
 
     media_type = "text/event-stream"
@@ -494,7 +496,7 @@ class _Live:
     async def pump(self, send: Send, sending: anyio.CancelScope | None) -> None:
         # Each frame is sent as it comes, in this task, until frames turn out to come faster than they can be
         # sent one by one (a burst of frames that were there at once, or a send that had to wait for the
-        # socket): from then on a producer task pulls them, and what piles up during a send leaves in one write.
+        # socket): from then on a sender task writes them, and what piles up during a send leaves in one write.
         response = self.response
         coalesce = response.max_batch_bytes > 0 and on_asyncio()
         frames = aiter(response.body_iterator)
@@ -518,17 +520,39 @@ class _Live:
                 pulled = self.last_send
             if coalesce and (ready >= _BURST or pulled - got > _SLOW_SEND):
                 break
+        # The frames go on being pulled in this task, the one that pulled the first ones: an agent may hold a
+        # cancel scope or a timeout across its yields (an anyio task group, ``asyncio.timeout``), and those
+        # belong to the task that entered them. A sender task of its own writes what piles up.
         pipe = _Pipe(response.max_batch_bytes)
-        producer = asyncio.get_running_loop().create_task(pipe.fill(frames))
+        sender = asyncio.get_running_loop().create_task(self._send_batches(pipe, send, sending))
+        sender.add_done_callback(lambda done: self._sent(done, pipe))
         try:
-            while (batch := await pipe.take()) is not None:
-                await self.send_body(send, batch, sending)
-            await producer  # its exception, if it failed
+            await pipe.fill(frames)
+            await sender  # the last batch
+        except asyncio.CancelledError:
+            failed = None if not sender.done() or sender.cancelled() else sender.exception()
+            if failed is None:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # the cancel was the failed send's (see _sent): its error ends the response
+            raise failed from None
         finally:
-            if not producer.done():
-                producer.cancel()
+            if not sender.done():
+                sender.cancel()
                 with anyio.CancelScope(shield=True):
-                    await asyncio.wait([producer])
+                    await asyncio.wait([sender])
+
+    async def _send_batches(self, pipe: _Pipe, send: Send, sending: anyio.CancelScope | None) -> None:
+        while (batch := await pipe.take()) is not None:
+            await self.send_body(send, batch, sending)
+
+    def _sent(self, sender: asyncio.Task[None], pipe: _Pipe) -> None:
+        """The sender ended: if a send failed while frames were still coming, the frames' task is stopped (it
+        may be waiting on the agent), and it raises the send's error (once they have all come, it awaits the
+        sender and gets the error from there)."""
+        if not sender.cancelled() and sender.exception() is not None and not pipe.done:
+            self.stop()
 
     async def send_body(self, send: Send, chunk: bytes, sending: anyio.CancelScope | None) -> None:
         if sending is not None:
@@ -652,9 +676,14 @@ def on_asyncio() -> bool:
 
 
 class _Pipe:
-    """Carries frames from their iterator (pulled by :meth:`fill`, a task of its own) to the sender
-    (:meth:`take`): one chunk when one is waiting, all of them joined when several piled up. ``fill`` waits
-    while ``limit`` bytes are waiting. (asyncio futures: the cheapest hand-over per frame.)"""
+    """Carries frames from their iterator (pulled by :meth:`fill`, in the response's task) to the sender
+    (:meth:`take`, a task of its own): one chunk when one is waiting, all of them joined when several piled up.
+    ``fill`` waits while ``limit`` bytes are waiting. (asyncio futures: the cheapest hand-over per frame.)"""
+
+    @property
+    def done(self) -> bool:
+        """Whether :meth:`fill` has ended (every frame is in, or it failed or was cancelled)."""
+        return self._done
 
     __slots__ = ("_chunks", "_data", "_done", "_limit", "_room", "_size")
 

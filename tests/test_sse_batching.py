@@ -3,6 +3,7 @@ a send the client does not take times out, and the agent is closed however the s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -123,3 +124,53 @@ async def test_a_slow_agent_does_not_trip_the_send_timeout(heartbeat: float) -> 
 
     sent = await _call(EventStreamResponse(slow(), heartbeat=heartbeat, send_timeout=0.1))
     assert b"".join(b for _, b in sent if not b.startswith(b": ping")) == b"data: 1\n\ndata: 2\n\n"
+
+
+async def test_the_frames_are_pulled_in_one_task_whatever_the_sending() -> None:
+    # A burst (coalesced, sent by a task of its own) between two paced stretches (sent one by one): an agent that
+    # holds a task group and a timeout across its yields must be resumed in the task that entered them.
+    tasks: set[object] = set()
+    ended = anyio.Event()
+
+    async def agent() -> AsyncIterator[bytes]:
+        async with anyio.create_task_group(), asyncio.timeout(30):
+            for i in range(200):
+                tasks.add(asyncio.current_task())
+                if i < 5 or i >= 190:
+                    await anyio.sleep(0.005)
+                yield b"data: %d\n\n" % i
+        ended.set()
+
+    sent = await _call(EventStreamResponse(agent(), heartbeat=0))
+    assert b"".join(b for _, b in sent) == b"".join(b"data: %d\n\n" % i for i in range(200))
+    assert len(sent) < 100  # the burst was coalesced
+    assert len(tasks) == 1 and ended.is_set()
+
+
+async def test_a_send_that_fails_while_frames_are_coalesced_ends_the_response_with_its_error() -> None:
+    closed = anyio.Event()
+
+    async def agent() -> AsyncIterator[bytes]:
+        try:
+            async with anyio.create_task_group():
+                for i in range(100):
+                    yield b"data: %d\n\n" % i  # a burst: coalesced after a few frames
+                await anyio.sleep_forever()  # the agent waits: only the failed send can end the response
+                yield b"data: never\n\n"
+        finally:
+            closed.set()
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and message["body"].count(b"\n\n") > 1:  # a coalesced write
+            raise OSError("the client went away")  # what an ASGI 2.4 server raises
+
+    response = EventStreamResponse(agent(), heartbeat=0)
+    with anyio.fail_after(10), pytest.raises(OSError, match="the client went away"):
+        await response({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
+    assert closed.is_set()
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0  # no cancellation left behind

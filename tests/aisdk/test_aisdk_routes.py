@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 import orjson
 import pytest
@@ -236,6 +237,28 @@ async def test_agent_failures_end_the_stream_properly(agent: Any, expose: bool) 
     if agent is raises_midway:
         assert chunks[1:3] == [{"type": "text-start", "id": "t"}, {"type": "text-delta", "id": "t", "delta": "par"}]
         assert chunks[3] == {"type": "text-end", "id": "t"}
+
+
+async def in_a_task_group(run: RunInput) -> AsyncIterator[ChatEvent]:
+    """Holds an anyio task group (a cancel scope) across its yields, as agent frameworks do, and yields a burst."""
+    async with anyio.create_task_group():
+        yield RunStarted()
+        yield TextStart(id="t")
+        for i in range(300):
+            yield TextDelta(id="t", delta=f"w{i} ")
+        yield TextEnd(id="t")
+        yield RunFinished()
+
+
+async def test_an_agent_holding_a_task_group_across_a_burst_finishes_cleanly() -> None:
+    errors: list[BaseException] = []
+    async with client(app_with(in_a_task_group, options=StreamOptions(on_error=errors.append))) as http:
+        response = await http.post("/api/chat", json=BODY)
+    chunks = split_frames(response.content)
+    check_invariants(chunks)
+    assert errors == []
+    assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta") == "".join(f"w{i} " for i in range(300))
+    assert chunks[-1] == {"type": "finish", "finishReason": "stop"}
 
 
 async def test_resume_get_answers_no_content() -> None:
