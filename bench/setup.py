@@ -6,6 +6,11 @@ notes what it was given), with no socket and no HTTP parser: what is measured is
 the request to its first frame sent, with every stream kept open (the collector then scans them, as it does
 on a server holding them).
 
+``--stages`` measures, instead, what a route does with a request's body before it streams, stage by stage, on
+the AI SDK's and AG-UI's bodies of the idle routes: ``decode`` (the JSON), ``parse`` (the protocol's request
+model), ``convert`` (the neutral ``RunInput``) and ``mapper`` (the run's mapper), each stage's own cost per
+request (work that the plain route, which only decodes, does not do).
+
 ``--count`` counts instructions under ``valgrind --tool=callgrind``: only the measured streams are counted
 (collection is switched on inside one C call, ``functools.reduce``, that runs them), so the figure is the
 same run after run. Without it, the CPU time per stream is printed (the least of ``--repeat`` runs).
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -169,6 +175,97 @@ def measure(route: str, streams: int, warm: int, loop_name: str, freeze: bool, c
     return float(cpu) / streams, held
 
 
+STAGES = ("decode", "parse", "convert", "mapper")
+"""The stages of a request's body before its stream starts, in order (``--stages``)."""
+
+
+def _stage_work(protocol: str, stage: str, n: int) -> Callable[[], None]:
+    """A function doing the stages up to ``stage`` for ``n`` distinct bodies of ``protocol`` (warmed up once)."""
+    from streamkit.agui import request as agui_request
+    from streamkit.agui.routes import mapper_for as agui_mapper
+    from streamkit.aisdk import request as aisdk_request
+    from streamkit.aisdk.routes import mapper_for as aisdk_mapper
+    from streamkit.http import Limits, parse_json
+
+    limits = Limits()
+    bodies = [_body(protocol, i) for i in range(n)]
+    upto = STAGES.index(stage)
+
+    def work() -> None:
+        for raw in bodies:
+            data = parse_json(raw.decode(), limits)  # what the routes do with a body (streamkit.http.read_json)
+            if upto < 1:
+                continue
+            if protocol == "agui":
+                body: Any = agui_request.parse_run_agent_input(data, limits)
+                if upto >= 2:
+                    run = agui_request.to_run_input(body)
+                    if upto >= 3:
+                        agui_mapper(body, run)
+            else:
+                body = aisdk_request.parse_chat_request(data, limits)
+                if upto >= 2:
+                    run = aisdk_request.to_run_input(body)
+                    if upto >= 3:
+                        aisdk_mapper(body, run)
+
+    work()
+    return work
+
+
+def measure_stage(protocol: str, stage: str, n: int, repeat: int) -> float:
+    """CPU seconds per request of the stages up to ``stage`` (the least of ``repeat`` runs; the collector off)."""
+    work = _stage_work(protocol, stage, n)
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+
+    def timed(_: object, __: object) -> float:
+        start = time.process_time()
+        work()
+        return time.process_time() - start
+
+    try:
+        for _ in range(repeat):
+            cpu: Any = functools.reduce(timed, [None, None])  # one C call: callgrind counts only within it
+            best = min(best, float(cpu))
+    finally:
+        gc.enable()
+    return best / n
+
+
+def _callgrind(child: list[str]) -> int:
+    """Instructions counted by callgrind in ``python -m bench.setup CHILD...`` (within ``functools.reduce``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}"]
+        env = {**os.environ, "PYTHONHASHSEED": "0", "_BENCH_SETUP_CHILD": "1"}
+        subprocess.run([*cmd, sys.executable, "-m", "bench.setup", *child], check=True, env=env, capture_output=True)
+        with open(out) as f:
+            for line in f:
+                if line.startswith(("summary:", "totals:")):
+                    return int(re.split(r"\s+", line.strip())[1])
+    raise RuntimeError("callgrind wrote no totals")
+
+
+def stages(args: argparse.Namespace) -> int:
+    """Print each stage's own cost per request, for the AI SDK's body and AG-UI's."""
+    unit = "instructions" if args.count else "us CPU (least)"
+    for protocol in ("aisdk", "agui"):
+        totals = []
+        for stage in STAGES:
+            child = ["--stage", f"{protocol}:{stage}", "--streams", str(args.streams), "--repeat"]
+            if args.count:
+                totals.append(_callgrind([*child, "1"]) / args.streams)
+            else:
+                totals.append(measure_stage(protocol, stage, args.streams, args.repeat) * 1e6)
+        own = [t - (totals[i - 1] if i else 0.0) for i, t in enumerate(totals)]
+        digits = 0 if args.count else 2
+        cells = ", ".join(f"{name} {value:,.{digits}f}" for name, value in zip(STAGES, own, strict=True))
+        print(f"{protocol:6} {cells}; in all {totals[-1]:,.{digits}f} {unit} per request")
+    return 0
+
+
 def _counted(route: str, args: argparse.Namespace) -> tuple[int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -216,7 +313,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", action="store_true", help="count instructions under callgrind")
     parser.add_argument("--keep", action="store_true", help="--count: keep callgrind.setup.<route>.out here")
     parser.add_argument("--repeat", type=int, default=5, help="without --count: runs per route, alternating")
+    parser.add_argument("--stages", action="store_true", help="the request's stages before its stream, instead")
+    parser.add_argument("--stage", help=argparse.SUPPRESS)  # one stage, in a child process: PROTOCOL:STAGE
     args = parser.parse_args(argv)
+    if args.stage:
+        protocol, stage = args.stage.split(":")
+        print(measure_stage(protocol, stage, args.streams, args.repeat))
+        return 0
+    if args.stages:
+        return stages(args)
     routes = args.routes or list(ROUTES)
     if not args.count and len(routes) == 1 and os.environ.get("_BENCH_SETUP_CHILD"):
         cpu, held = measure(routes[0], args.streams, args.warm, args.loop, args.freeze, not args.no_gc)
