@@ -46,8 +46,10 @@ drain off). Each point below is deliberate:
    whose method handles SIGTERM: ``uvicorn module:app`` installs its handlers before it imports the app, so
    sse-starlette's hook is not in place then. This is sse-starlette 3.7's watcher, owned here.
 7. **The frames' iterator is always closed.** However the response ends (done, disconnect, send timeout,
-   shutdown), the iterator is closed under a shield: that closes the agent's generator, or tells a detached run
-   that its reader is gone. sse-starlette closes it only after a failed send.
+   shutdown), the iterator is closed: that closes the agent's generator, or tells a detached run that its
+   reader is gone. It is closed in the request's task and in no cancel scope of its own, so that an agent
+   waiting at a yield inside a scope of its own (``anyio.fail_after`` around its run) leaves it cleanly.
+   sse-starlette closes it only after a failed send.
 8. **``cache-control: no-cache``**, what the protocols' reference servers send, not sse-starlette's
    ``no-store``; ``x-accel-buffering: no`` and ``connection: keep-alive`` as sse-starlette sends them.
 9. **HEAD and WebSocket.** HEAD gets the headers and an empty body and never starts the stream (as
@@ -182,10 +184,13 @@ class EventStreamResponse(Response):
             live.active = False
         finally:
             # However the response ended (done, disconnect, send timeout, shutdown), close the frames'
-            # iterator: this closes the agent's generator, or tells a detached run its reader is gone.
+            # iterator: this closes the agent's generator, or tells a detached run its reader is gone. It is closed
+            # in no cancel scope of its own: an agent waiting at a yield may hold cancel scopes (``anyio.fail_after``
+            # around its run), which must be left in the order they were entered. The request's own cancellation
+            # was taken back, so nothing interrupts the close but a cancelled scope around the whole response,
+            # whose cancellation the agent's cleanup then rightly sees.
             live.active = False
-            with anyio.CancelScope(shield=True):
-                await _aclose(self.body_iterator)
+            await _aclose(self.body_iterator)
         if live.stalled:
             logger.warning(
                 "%s %s: the client took no data for %s s (send_timeout); stream dropped",

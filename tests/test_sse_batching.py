@@ -174,3 +174,38 @@ async def test_a_send_that_fails_while_frames_are_coalesced_ends_the_response_wi
     assert closed.is_set()
     task = asyncio.current_task()
     assert task is not None and task.cancelling() == 0  # no cancellation left behind
+
+
+async def test_an_agent_in_a_cancel_scope_is_closed_cleanly_when_the_client_leaves_during_a_send() -> None:
+    # The agent waits at a yield while the send is stuck; the client's leaving stops the stream, and the close
+    # leaves the agent's scope (a deadline on its run) in the task and order it was entered.
+    closed = anyio.Event()
+
+    async def agent() -> AsyncIterator[bytes]:
+        try:
+            with anyio.fail_after(30):
+                for i in range(1000):
+                    yield b"data: %d\n\n" % i
+                    await anyio.sleep(0.001)
+        finally:
+            closed.set()
+
+    gone = anyio.Event()
+    sent = 0
+
+    async def receive() -> dict[str, Any]:
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal sent
+        if message["type"] == "http.response.body":
+            sent += 1
+            if sent == 5:
+                gone.set()
+                await anyio.sleep_forever()  # the client left with this send in progress
+
+    response = EventStreamResponse(agent(), heartbeat=0)
+    with anyio.fail_after(10):
+        await response({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
+    assert closed.is_set() and sent == 5
