@@ -24,6 +24,7 @@ import functools
 import gc
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -191,23 +192,21 @@ def _stage_work(protocol: str, stage: str, n: int) -> Callable[[], None]:
     bodies = [_body(protocol, i) for i in range(n)]
     upto = STAGES.index(stage)
 
+    stages: dict[str, tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]] = {
+        "aisdk": (aisdk_request.parse_chat_request, aisdk_request.to_run_input, aisdk_mapper),
+        "agui": (agui_request.parse_run_agent_input, agui_request.to_run_input, agui_mapper),
+    }
+    parse, convert, mapper = stages[protocol]
+
     def work() -> None:
         for raw in bodies:
             data = parse_json(raw.decode(), limits)  # what the routes do with a body (streamkit.http.read_json)
-            if upto < 1:
-                continue
-            if protocol == "agui":
-                body: Any = agui_request.parse_run_agent_input(data, limits)
+            if upto >= 1:
+                body: Any = parse(data, limits)
                 if upto >= 2:
-                    run = agui_request.to_run_input(body)
+                    run = convert(body)
                     if upto >= 3:
-                        agui_mapper(body, run)
-            else:
-                body = aisdk_request.parse_chat_request(data, limits)
-                if upto >= 2:
-                    run = aisdk_request.to_run_input(body)
-                    if upto >= 3:
-                        aisdk_mapper(body, run)
+                        mapper(body, run)
 
     work()
     return work
@@ -234,17 +233,21 @@ def measure_stage(protocol: str, stage: str, n: int, repeat: int) -> float:
     return best / n
 
 
-def _callgrind(child: list[str]) -> int:
-    """Instructions counted by callgrind in ``python -m bench.setup CHILD...`` (within ``functools.reduce``)."""
+def _callgrind(child: list[str], keep: str | None = None) -> tuple[int, str]:
+    """Instructions counted by callgrind in ``python -m bench.setup CHILD...`` (within ``functools.reduce``), and
+    what the child printed; with ``keep``, its callgrind file is copied there."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}"]
         env = {**os.environ, "PYTHONHASHSEED": "0", "_BENCH_SETUP_CHILD": "1"}
-        subprocess.run([*cmd, sys.executable, "-m", "bench.setup", *child], check=True, env=env, capture_output=True)
+        cmd += [sys.executable, "-m", "bench.setup", *child]
+        done = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
+        if keep is not None:
+            shutil.copyfile(out, keep)
         with open(out) as f:
             for line in f:
                 if line.startswith(("summary:", "totals:")):
-                    return int(re.split(r"\s+", line.strip())[1])
+                    return int(re.split(r"\s+", line.strip())[1]), done.stdout
     raise RuntimeError("callgrind wrote no totals")
 
 
@@ -256,7 +259,7 @@ def stages(args: argparse.Namespace) -> int:
         for stage in STAGES:
             child = ["--stage", f"{protocol}:{stage}", "--streams", str(args.streams), "--repeat"]
             if args.count:
-                totals.append(_callgrind([*child, "1"]) / args.streams)
+                totals.append(_callgrind([*child, "1"])[0] / args.streams)
             else:
                 totals.append(measure_stage(protocol, stage, args.streams, args.repeat) * 1e6)
         own = [t - (totals[i - 1] if i else 0.0) for i, t in enumerate(totals)]
@@ -267,38 +270,10 @@ def stages(args: argparse.Namespace) -> int:
 
 
 def _counted(route: str, args: argparse.Namespace) -> tuple[int, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            "--toggle-collect=functools_reduce",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            "-m",
-            "bench.setup",
-            route,
-            "--streams",
-            str(args.streams),
-            "--warm",
-            str(args.warm),
-            "--loop",
-            args.loop,
-            *(["--freeze"] if args.freeze else []),
-            *(["--no-gc"] if args.no_gc else []),
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0", "_BENCH_SETUP_CHILD": "1"}
-        done = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
-        held = float(done.stdout.split()[-1])
-        if args.keep:
-            kept = f"callgrind.setup.{route}.out"
-            with open(out, "rb") as src, open(kept, "wb") as dst:
-                dst.write(src.read())
-        with open(out) as f:
-            for line in f:
-                if line.startswith(("summary:", "totals:")):
-                    return int(re.split(r"\s+", line.strip())[1]), held
-    raise RuntimeError("callgrind wrote no totals")
+    child = [route, "--streams", str(args.streams), "--warm", str(args.warm), "--loop", args.loop]
+    child += [*(["--freeze"] if args.freeze else []), *(["--no-gc"] if args.no_gc else [])]
+    count, printed = _callgrind(child, f"callgrind.setup.{route}.out" if args.keep else None)
+    return count, float(printed.split()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:

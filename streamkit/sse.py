@@ -685,11 +685,6 @@ class _Pipe:
     (:meth:`take`, a task of its own): one chunk when one is waiting, all of them joined when several piled up.
     ``fill`` waits while ``limit`` bytes are waiting. (asyncio futures: the cheapest hand-over per frame.)"""
 
-    @property
-    def done(self) -> bool:
-        """Whether :meth:`fill` has ended (every frame is in, or it failed or was cancelled)."""
-        return self._done
-
     __slots__ = ("_chunks", "_data", "_done", "_limit", "_room", "_size")
 
     def __init__(self, limit: int) -> None:
@@ -698,7 +693,12 @@ class _Pipe:
         self._limit = limit
         self._done = False
         self._data: asyncio.Future[None] | None = None  # the sender waits for a chunk
-        self._room: asyncio.Future[None] | None = None  # the producer waits for the sender
+        self._room: asyncio.Future[None] | None = None  # fill waits for the sender
+
+    @property
+    def done(self) -> bool:
+        """Whether :meth:`fill` has ended (every frame is in, or it failed or was cancelled)."""
+        return self._done
 
     async def fill(self, frames: AsyncIterable[bytes]) -> None:
         try:
